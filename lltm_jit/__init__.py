@@ -1,0 +1,26 @@
+"""lltm_jit: the LLTM cell as JIT-compiled C++/CUDA PyTorch operators.
+
+The first import compiles the bundled sources (once; see `lltm_jit.loader` for the cache) and
+registers ``torch.ops.lltm_jit.forward`` / ``backward``.
+"""
+
+import sys
+
+from . import loader, ops
+from .loader import BuildError
+from .modules import LLTM
+from .ops import backend, build_info, lltm, reload
+from .reference import reference_lltm
+
+__version__ = "0.1.0"
+__all__ = ["LLTM", "BuildError", "backend", "build_info", "lltm", "reference_lltm", "reload"]
+
+
+def _run_as_command() -> bool:
+    # `python -m lltm_jit ...` imports this package before its __main__: the command decides
+    # what to build, so the import must not build first. sys.argv[0] is "-m" until then.
+    return sys.argv[:1] == ["-m"] and sys.orig_argv[sys.orig_argv.index("-m") + 1 :][:1] == ["lltm_jit"]
+
+
+if not _run_as_command():
+    ops.load_at_import()

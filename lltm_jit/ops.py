@@ -1,0 +1,152 @@
+"""The LLTM operators: loading the compiled library, their fake kernels and autograd, and the
+functional entry point `lltm`.
+
+The C++ library defines ``<namespace>::forward`` and ``<namespace>::backward``. The build loaded at
+import uses the namespace ``lltm_jit`` (``torch.ops.lltm_jit.*``). Torch can neither unload a
+library nor redefine an operator, so `reload` gives each rebuilt library a namespace of its own
+and points `lltm` at it.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import torch
+
+from . import loader
+from .reference import reference_lltm
+
+NAMESPACE = "lltm_jit"
+
+_builds: dict[str, loader.Build] = {}  # namespace -> loaded build
+_active: loader.Build | None = None  # the build lltm() runs; None: the reference fallback
+_forward = None  # torch.ops.<active namespace>.forward.default
+_fallback_reason: str | None = None
+
+
+def _register_python_parts(namespace: str) -> None:
+    """Fake kernels (shapes for torch.compile / meta tensors) and autograd for one build's ops."""
+    forward = getattr(torch.ops, namespace).forward.default
+    backward = getattr(torch.ops, namespace).backward.default
+
+    @torch.library.register_fake(forward)
+    def _(input, weights, bias, old_h, old_cell):
+        torch._check(input.dim() == 2, lambda: f"lltm: input must have 2 dimensions, got {input.dim()}")
+        torch._check(old_h.dim() == 2, lambda: f"lltm: old_h must have 2 dimensions, got {old_h.dim()}")
+        batch, state = input.shape[0], old_h.shape[1]
+        torch._check(
+            old_h.shape[0] == batch and old_cell.shape == old_h.shape,
+            lambda: "lltm: old_h and old_cell must have shape (batch, state_size)",
+        )
+        torch._check(
+            weights.shape == (3 * state, state + input.shape[1]),
+            lambda: "lltm: weights must have shape (3 * state_size, state_size + input_features)",
+        )
+        new = input.new_empty((batch, state))
+        return new, torch.empty_like(new), input.new_empty((batch, 3 * state)), torch.empty_like(new)
+
+    @torch.library.register_fake(backward)
+    def _(grad_h, grad_cell, input, weights, old_h, gates, tanh_cell):
+        return (
+            torch.empty_like(input),
+            torch.empty_like(weights, memory_format=torch.contiguous_format),
+            weights.new_empty((weights.shape[0],)),
+            torch.empty_like(old_h),
+            torch.empty_like(grad_cell),
+        )
+
+    def setup_context(ctx, inputs, output):
+        input, weights, bias, old_h, _ = inputs
+        _, _, gates, tanh_cell = output
+        ctx.save_for_backward(input, weights, old_h, gates, tanh_cell)
+        ctx.bias_shape = bias.shape
+        ctx.mark_non_differentiable(gates, tanh_cell)
+
+    def grad(ctx, grad_h, grad_cell, _grad_gates, _grad_tanh_cell):
+        input, weights, old_h, gates, tanh_cell = ctx.saved_tensors
+        d_input, d_weights, d_bias, d_old_h, d_old_cell = backward(
+            grad_h, grad_cell, input, weights, old_h, gates, tanh_cell
+        )
+        return d_input, d_weights, d_bias.view(ctx.bias_shape), d_old_h, d_old_cell
+
+    torch.library.register_autograd(forward, grad, setup_context=setup_context)
+
+
+def _use(spec: loader.BuildSpec) -> loader.Build:
+    global _active, _forward
+    if spec.namespace not in _builds:
+        build = loader.load(spec)
+        _register_python_parts(spec.namespace)
+        _builds[spec.namespace] = build
+    _active = _builds[spec.namespace]
+    _forward = getattr(torch.ops, spec.namespace).forward.default
+    return _active
+
+
+def load_at_import() -> None:
+    """Build (first time) or load the library; on failure, fall back only if asked to."""
+    global _fallback_reason
+    try:
+        _use(loader.BuildSpec.current(NAMESPACE))
+    except loader.BuildError as error:
+        if not loader._env_flag("LLTM_JIT_FALLBACK"):
+            raise loader.BuildError(
+                f"{error}\n(To run on the slow pure-PyTorch reference instead, set LLTM_JIT_FALLBACK=1.)"
+            ) from None
+        _fallback_reason = str(error)
+        warnings.warn(
+            f"{error}\nLLTM_JIT_FALLBACK is set: lltm_jit runs the pure-PyTorch reference, "
+            "which is correct but not fast.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def reload() -> loader.Build:
+    """Rebuild from the sources as they are now and make `lltm` and `LLTM` use that build.
+
+    For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``.
+    A changed build gets its own operator namespace ``lltm_jit_<key>`` (torch cannot redefine
+    ``torch.ops.lltm_jit.*``, which keeps naming the build loaded at import).
+    """
+    global _fallback_reason
+    spec = loader.BuildSpec.current(NAMESPACE)
+    if NAMESPACE in _builds and _builds[NAMESPACE].key != spec.key():
+        spec = loader.BuildSpec.current(f"{NAMESPACE}_{spec.key()[:12]}")
+    build = _use(spec)
+    _fallback_reason = None
+    return build
+
+
+def backend() -> str:
+    """``"extension"`` when the compiled kernels run, ``"reference"`` in the fallback."""
+    return "extension" if _active is not None else "reference"
+
+
+def build_info() -> dict:
+    """What runs: the backend, the active build's key, namespace, library and devices."""
+    if _active is None:
+        return {"backend": "reference", "fallback_reason": _fallback_reason}
+    return {
+        "backend": "extension",
+        "namespace": _active.namespace,
+        "key": _active.key,
+        "library": str(_active.library),
+        "devices": ["cpu", *(["cuda"] if _active.cuda_archs else [])],
+        "cuda_archs": list(_active.cuda_archs),
+        "built_now": _active.built_now,
+    }
+
+
+def lltm(input, weights, bias, old_h, old_cell):
+    """One LLTM step: returns (new_h, new_cell), each (batch, state_size).
+
+    input (batch, input_features); weights (3 * state_size, state_size + input_features),
+    multiplying ``[old_h, input]``; bias (3 * state_size,) or (1, 3 * state_size);
+    old_h, old_cell (batch, state_size). All on one device, of one floating dtype.
+    """
+    if _forward is None:
+        return reference_lltm(input, weights, bias, old_h, old_cell)
+    new_h, new_cell, _, _ = _forward(input, weights, bias, old_h, old_cell)
+    return new_h, new_cell

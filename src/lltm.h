@@ -1,0 +1,152 @@
+// Host side of the LLTM ops, shared by the CPU and CUDA backends: argument checks and the matrix
+// products (through ATen, so BLAS on the CPU and cuBLAS on CUDA). Each backend supplies only its
+// fused elementwise passes and instantiates `forward` / `backward` with them.
+#pragma once
+
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/sum.h>
+
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+#ifndef LLTM_JIT_NAMESPACE
+#error "LLTM_JIT_NAMESPACE must name the operator namespace (the loader passes -DLLTM_JIT_NAMESPACE=...)"
+#endif
+
+namespace lltm {
+
+using at::Tensor;
+
+// Fused passes. Every tensor is contiguous and on one device; batch may be 0.
+// forward: gates (batch, 3*state) holds the pre-activations on entry and the activated gates on exit.
+using FusedForward = void (*)(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
+                              const Tensor& new_cell, const Tensor& tanh_cell);
+using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
+                               const Tensor& tanh_cell, const Tensor& d_gates,
+                               const Tensor& d_old_cell);
+
+inline std::string shape_str(at::IntArrayRef sizes) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < sizes.size(); ++i) s << (i ? ", " : "") << sizes[i];
+  s << (sizes.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+inline void check_rank(const Tensor& t, const char* name, int64_t rank, const char* dims) {
+  TORCH_CHECK(t.dim() == rank, "lltm: ", name, " must have ", rank, " dimensions ", dims, ", got ",
+              t.dim(), " with shape ", shape_str(t.sizes()));
+}
+
+inline void check_shape(const Tensor& t, const char* name, const char* dims,
+                        std::vector<int64_t> expected) {
+  TORCH_CHECK(t.sizes() == at::IntArrayRef(expected), "lltm: ", name, " must have shape ", dims,
+              " = ", shape_str(expected), ", got ", shape_str(t.sizes()));
+}
+
+// All tensors on `first`'s device and of its floating dtype.
+inline void check_same_kind(const std::vector<std::pair<const char*, const Tensor*>>& named) {
+  const auto& [first_name, first] = named.front();
+  const auto dtype = first->scalar_type();
+  TORCH_CHECK(dtype == at::kDouble || dtype == at::kFloat || dtype == at::kHalf ||
+                  dtype == at::kBFloat16,
+              "lltm: ", first_name,
+              " must be a floating-point tensor (float64, float32, float16 or bfloat16), got ",
+              first->scalar_type());
+  for (const auto& [name, t] : named) {
+    TORCH_CHECK(t->device() == first->device(), "lltm: all tensors must be on one device: ",
+                first_name, " is on ", first->device(), " but ", name, " is on ", t->device());
+    TORCH_CHECK(t->scalar_type() == first->scalar_type(), "lltm: all tensors must have one dtype: ",
+                first_name, " is ", first->scalar_type(), " but ", name, " is ",
+                t->scalar_type());
+  }
+}
+
+struct Sizes {
+  int64_t batch, features, state;
+};
+
+inline Sizes check_forward_args(const Tensor& input, const Tensor& weights, const Tensor& bias,
+                                const Tensor& old_h, const Tensor& old_cell) {
+  check_same_kind({{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
+                   {"old_cell", &old_cell}});
+  check_rank(input, "input", 2, "(batch, input_features)");
+  check_rank(old_h, "old_h", 2, "(batch, state_size)");
+  check_rank(weights, "weights", 2, "(3 * state_size, state_size + input_features)");
+  const Sizes s{input.size(0), input.size(1), old_h.size(1)};
+  TORCH_CHECK(s.state > 0, "lltm: old_h must have a non-empty state dimension, got shape ",
+              shape_str(old_h.sizes()));
+  TORCH_CHECK(s.features > 0, "lltm: input must have a non-empty feature dimension, got shape ",
+              shape_str(input.sizes()));
+  check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(weights, "weights", "(3 * state_size, state_size + input_features)",
+              {3 * s.state, s.state + s.features});
+  TORCH_CHECK(bias.numel() == 3 * s.state && (bias.dim() == 1 || (bias.dim() == 2 && bias.size(0) == 1)),
+              "lltm: bias must have shape (3 * state_size,) or (1, 3 * state_size) = ",
+              shape_str({3 * s.state}), ", got ", shape_str(bias.sizes()));
+  return s;
+}
+
+// Returns new_h, new_cell and, for the backward, the activated gates and tanh(new_cell).
+template <FusedForward fused>
+std::tuple<Tensor, Tensor, Tensor, Tensor> forward(const Tensor& input, const Tensor& weights,
+                                                   const Tensor& bias, const Tensor& old_h,
+                                                   const Tensor& old_cell) {
+  const Sizes s = check_forward_args(input, weights, bias, old_h, old_cell);
+  // Two products into one buffer instead of one product over cat([old_h, input]): no copy of the
+  // concatenation, and weights' column blocks are read in place through their strides.
+  Tensor gates = at::addmm(bias.reshape({3 * s.state}), old_h, weights.narrow(1, 0, s.state).t());
+  gates.addmm_(input, weights.narrow(1, s.state, s.features).t());
+  const auto opts = input.options();
+  Tensor new_h = at::empty({s.batch, s.state}, opts);
+  Tensor new_cell = at::empty({s.batch, s.state}, opts);
+  Tensor tanh_cell = at::empty({s.batch, s.state}, opts);
+  fused(gates, old_cell.contiguous(), new_h, new_cell, tanh_cell);
+  return {new_h, new_cell, gates, tanh_cell};
+}
+
+// Returns the gradients of input, weights, bias (as (3 * state_size,)), old_h and old_cell.
+template <FusedBackward fused>
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> backward(
+    const Tensor& grad_h, const Tensor& grad_cell, const Tensor& input, const Tensor& weights,
+    const Tensor& old_h, const Tensor& gates, const Tensor& tanh_cell) {
+  check_same_kind({{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
+                   {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
+                   {"tanh_cell", &tanh_cell}});
+  check_rank(input, "input", 2, "(batch, input_features)");
+  check_rank(old_h, "old_h", 2, "(batch, state_size)");
+  const Sizes s{input.size(0), input.size(1), old_h.size(1)};
+  check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(tanh_cell, "tanh_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
+  check_shape(weights, "weights", "(3 * state_size, state_size + input_features)",
+              {3 * s.state, s.state + s.features});
+
+  const auto opts = gates.options();
+  Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
+  Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
+  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), tanh_cell.contiguous(),
+        d_gates, d_old_cell);
+
+  const Tensor w_h = weights.narrow(1, 0, s.state);
+  const Tensor w_x = weights.narrow(1, s.state, s.features);
+  Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
+  const Tensor d_gates_t = d_gates.t();
+  // Written in place through column views of d_weights: BLAS takes the row stride as leading dim.
+  Tensor d_w_h = d_weights.narrow(1, 0, s.state);
+  Tensor d_w_x = d_weights.narrow(1, s.state, s.features);
+  at::mm_out(d_w_h, d_gates_t, old_h);
+  at::mm_out(d_w_x, d_gates_t, input);
+  return {at::mm(d_gates, w_x), d_weights, at::sum(d_gates, {0}), at::mm(d_gates, w_h),
+          d_old_cell};
+}
+
+}  // namespace lltm
