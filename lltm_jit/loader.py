@@ -47,7 +47,7 @@ def _status(message: str) -> None:
     print(f"lltm_jit: {message}", file=sys.stderr, flush=True)
 
 
-def _env_flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
@@ -74,7 +74,7 @@ def cache_root() -> Path:
 # What to build
 
 
-def _parse_arch_list(text: str) -> tuple[str, ...]:
+def parse_arch_list(text: str) -> tuple[str, ...]:
     """``"8.0;9.0+PTX"`` (TORCH_CUDA_ARCH_LIST's syntax) -> ("8.0", "9.0+PTX")."""
     archs = [a for a in re.split(r"[;,\s]+", text.strip()) if a]
     for arch in archs:
@@ -128,7 +128,7 @@ def cuda_archs() -> tuple[str, ...]:
     if torch.version.cuda is None or os.environ.get("LLTM_JIT_CUDA", "").strip() == "0":
         return ()
     if os.environ.get("TORCH_CUDA_ARCH_LIST", "").strip():
-        return _parse_arch_list(os.environ["TORCH_CUDA_ARCH_LIST"])
+        return parse_arch_list(os.environ["TORCH_CUDA_ARCH_LIST"])
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return ()
     if torch.cuda.is_initialized():  # already initialised: asking torch costs nothing more
@@ -255,7 +255,7 @@ def _locked(path: Path, what: str):
         os.close(fd)  # releases the lock
 
 
-def _discard(entry: Path) -> None:
+def discard(entry: Path) -> None:
     """Remove a cache entry; renamed first so that nobody sees it half-deleted."""
     if entry.exists():
         trash = entry.with_name(f"{entry.name}.trash-{os.getpid()}")
@@ -282,7 +282,7 @@ def load(spec: BuildSpec) -> Build:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                _discard(entry)
+                discard(entry)
             if library is None:
                 return _build(spec, key, entry)
     torch.ops.load_library(str(library))
@@ -293,15 +293,22 @@ def load(spec: BuildSpec) -> Build:
 # Building
 
 
-def _nvcc() -> Path | None:
-    """nvcc where torch.utils.cpp_extension will look for it (CUDA_HOME, CUDA_PATH, PATH)."""
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home:
-        candidates = [Path(home) / "bin" / "nvcc"]
-    else:
-        on_path = shutil.which("nvcc")
-        candidates = [Path(on_path)] if on_path else [Path("/usr/local/cuda/bin/nvcc")]
-    return next((c for c in candidates if c.is_file()), None)
+def cuda_home() -> Path | None:
+    """The CUDA toolkit: $CUDA_HOME, $CUDA_PATH, the one holding nvcc on PATH, /usr/local/cuda.
+
+    Unlike torch's own guess, a candidate counts only if it has both bin/nvcc and the headers,
+    so that an nvcc wrapper script in /usr/local/bin does not make /usr/local the toolkit.
+    """
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    on_path = shutil.which("nvcc")
+    if on_path:
+        candidates += [Path(on_path).parent.parent, Path(on_path).resolve().parent.parent]
+    candidates.append("/usr/local/cuda")
+    for home in filter(None, candidates):
+        home = Path(home)
+        if (home / "bin" / "nvcc").is_file() and (home / "include" / "cuda_runtime.h").is_file():
+            return home
+    return None
 
 
 def check_tools(spec: BuildSpec) -> None:
@@ -321,11 +328,11 @@ def check_tools(spec: BuildSpec) -> None:
             os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
     if shutil.which("ninja") is None:
         raise BuildError("lltm_jit: cannot build: ninja was not found. `pip install ninja`.")
-    if spec.cuda_archs and _nvcc() is None:
+    if spec.cuda_archs and cuda_home() is None:
         raise BuildError(
             f"lltm_jit: cannot build the CUDA kernels: torch has CUDA {torch.version.cuda} and "
             f"CUDA architectures {', '.join(spec.cuda_archs)} were requested or detected, but nvcc "
-            "was not found (looked in $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, /usr/local/cuda/bin). "
+            "with its headers was not found (looked in $CUDA_HOME, $CUDA_PATH, PATH, /usr/local/cuda). "
             f"Install the CUDA toolkit {torch.version.cuda.split('.')[0]}.x, or set "
             "LLTM_JIT_CUDA=0 to build the CPU kernels only."
         )
@@ -346,9 +353,13 @@ def _failed_file(log: str, spec: BuildSpec) -> str:
 
 def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
     """Build into a fresh temporary directory, load it, then publish it as `entry`. Holds the lock."""
+    check_tools(spec)
+    if spec.cuda_archs:
+        os.environ["CUDA_HOME"] = str(cuda_home())
     from torch.utils import cpp_extension  # slow to import; only a build needs it
 
-    check_tools(spec)
+    if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
+        cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]
     root = entry.parent
     for stale in root.glob(f"{key}.*-*"):  # left by a killed build (we hold the key's lock)
         shutil.rmtree(stale, ignore_errors=True)
@@ -366,7 +377,7 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
             extra_cflags=spec.cxx_flags(),
             extra_cuda_cflags=spec.nvcc_flags(),
             build_directory=str(tmp),
-            verbose=_env_flag("LLTM_JIT_VERBOSE"),
+            verbose=env_flag("LLTM_JIT_VERBOSE"),
             with_cuda=bool(spec.cuda_archs),
             is_python_module=False,
         )

@@ -90,7 +90,7 @@ def load_at_import() -> None:
     try:
         _use(loader.BuildSpec.current(NAMESPACE))
     except loader.BuildError as error:
-        if not loader._env_flag("LLTM_JIT_FALLBACK"):
+        if not loader.env_flag("LLTM_JIT_FALLBACK"):
             raise loader.BuildError(
                 f"{error}\n(To run on the slow pure-PyTorch reference instead, set LLTM_JIT_FALLBACK=1.)"
             ) from None

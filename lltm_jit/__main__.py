@@ -1,0 +1,83 @@
+"""Command line: ``python -m lltm_jit {info,build,clean}``."""
+
+import argparse
+import fcntl
+import os
+import shutil
+import sys
+
+import torch
+
+from . import loader
+from .ops import NAMESPACE
+
+
+def _info(args) -> int:
+    spec = loader.BuildSpec.current(NAMESPACE)
+    key = spec.key()
+    home = loader.cuda_home()
+    print(f"lltm_jit      {sys.modules['lltm_jit'].__version__}")
+    print(f"python        {sys.version.split()[0]} ({sys.implementation.cache_tag})")
+    print(f"torch         {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
+    print(f"C++ compiler  {shutil.which(os.environ.get('CXX', 'c++')) or 'not found'}")
+    print(f"ninja         {shutil.which('ninja') or 'not on PATH'}")
+    print(f"CUDA toolkit  {home or 'not found'}")
+    print(f"sources       {spec.src}")
+    print(f"cache         {loader.cache_root()}")
+    print(f"this setup    key {key}: CPU" + (f" + CUDA sm {', '.join(spec.cuda_archs)}" if spec.cuda_archs else " only"))
+    built = any(b["key"] == key for b in loader.cached_builds())
+    print(f"              {'built' if built else 'not built yet (the next import builds it)'}")
+    builds = loader.cached_builds()
+    print(f"cached builds {len(builds)}")
+    for b in builds:
+        archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"
+        print(f"  {b['key']}  torch {b.get('torch')}  {archs}  {b.get('built_at')}  {b['directory']}")
+    return 0
+
+
+def _build(args) -> int:
+    archs = () if args.cpu_only else (loader.parse_arch_list(args.arch) if args.arch else None)
+    build = loader.load(loader.BuildSpec.current(NAMESPACE, archs))
+    state = "built" if build.built_now else "already built"
+    print(f"{state}: {build.library} (CUDA archs: {', '.join(build.cuda_archs) or 'none'})")
+    return 0
+
+
+def _clean(args) -> int:
+    root = loader.cache_root()
+    if not root.exists():
+        print(f"nothing to clean in {root}")
+        return 0
+    for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "logs"):
+        key = entry.name.split(".")[0]
+        fd = os.open(root / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # never pull a build from under its builder
+            loader.discard(entry)
+            print(f"removed {entry}")
+        except BlockingIOError:
+            print(f"skipped (a build is running): {entry}")
+        finally:
+            os.close(fd)
+    shutil.rmtree(root / "logs", ignore_errors=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lltm_jit", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("info", help="versions, cache directory and key, what is built")
+    build = commands.add_parser("build", help="build ahead of time (e.g. in a container image)")
+    build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")
+    build.add_argument("--cpu-only", action="store_true", help="build the CPU kernels only")
+    commands.add_parser("clean", help="remove every cached build and build log")
+    args = parser.parse_args(argv)
+    try:
+        return {"info": _info, "build": _build, "clean": _clean}[args.command](args)
+    except loader.BuildError as error:
+        print(error, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
