@@ -294,21 +294,30 @@ def load(spec: BuildSpec) -> Build:
 
 
 def cuda_home() -> Path | None:
-    """The CUDA toolkit: $CUDA_HOME, $CUDA_PATH, the one holding nvcc on PATH, /usr/local/cuda.
+    """The CUDA toolkit: $CUDA_HOME (or $CUDA_PATH) when set, else the one holding the nvcc on
+    PATH, else /usr/local/cuda.
 
     Unlike torch's own guess, a candidate counts only if it has both bin/nvcc and the headers,
     so that an nvcc wrapper script in /usr/local/bin does not make /usr/local the toolkit.
     """
-    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    on_path = shutil.which("nvcc")
-    if on_path:
-        candidates += [Path(on_path).parent.parent, Path(on_path).resolve().parent.parent]
-    candidates.append("/usr/local/cuda")
-    for home in filter(None, candidates):
-        home = Path(home)
+    explicit = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if explicit:
+        candidates = [Path(explicit)]
+    else:
+        on_path = shutil.which("nvcc")
+        candidates = [Path(on_path).parent.parent, Path(on_path).resolve().parent.parent] if on_path else []
+        candidates.append(Path("/usr/local/cuda"))
+    for home in candidates:
         if (home / "bin" / "nvcc").is_file() and (home / "include" / "cuda_runtime.h").is_file():
             return home
     return None
+
+
+def _cuda_search_note() -> str:
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]} has no bin/nvcc or include/cuda_runtime.h"
+    return "looked next to the nvcc on PATH and in /usr/local/cuda"
 
 
 def check_tools(spec: BuildSpec) -> None:
@@ -332,7 +341,7 @@ def check_tools(spec: BuildSpec) -> None:
         raise BuildError(
             f"lltm_jit: cannot build the CUDA kernels: torch has CUDA {torch.version.cuda} and "
             f"CUDA architectures {', '.join(spec.cuda_archs)} were requested or detected, but nvcc "
-            "with its headers was not found (looked in $CUDA_HOME, $CUDA_PATH, PATH, /usr/local/cuda). "
+            f"with its headers was not found ({_cuda_search_note()}). "
             f"Install the CUDA toolkit {torch.version.cuda.split('.')[0]}.x, or set "
             "LLTM_JIT_CUDA=0 to build the CPU kernels only."
         )

@@ -1,0 +1,138 @@
+"""The ops and the functional API against the pure-PyTorch reference."""
+
+import pytest
+import torch
+from conftest import make_inputs, rel_err, requires_cuda
+
+import lltm_jit
+from lltm_jit import lltm, reference_lltm
+
+ODD_SHAPES = [(1, 1, 1), (1, 5, 3), (3, 1, 7), (7, 13, 9), (5, 17, 33), (16, 32, 128)]
+
+
+def forward_backward(fn, args, seed=1):
+    """Outputs and the gradients of all five arguments under random upstream gradients."""
+    new_h, new_cell = fn(*args)
+    gen = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in (new_h, new_cell)]
+    return [new_h, new_cell, *torch.autograd.grad((new_h, new_cell), args, grads)]
+
+
+@pytest.mark.parametrize("noncontiguous", [False, True])
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_matches_reference_float64(device, shape, noncontiguous):
+    args = make_inputs(*shape, device=device, noncontiguous=noncontiguous)
+    ours = forward_backward(lltm, args)
+    ref = forward_backward(reference_lltm, args)
+    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
+    for name, a, b in zip(names, ours, ref):
+        assert a.shape == b.shape, name
+        assert rel_err(a, b) < 1e-12, name
+
+
+def test_bias_of_shape_1_by_3s(device):
+    args = make_inputs(4, 6, 5, device=device, bias_2d=True)
+    ours, ref = forward_backward(lltm, args), forward_backward(reference_lltm, args)
+    assert ours[4].shape == (1, 15)
+    for a, b in zip(ours, ref):
+        assert rel_err(a, b) < 1e-12
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_low_precision_within_torch_own_error(device, dtype):
+    """Our error against float64 is at most a small multiple of eager PyTorch's in that dtype."""
+    args64 = make_inputs(37, 29, 45, device=device)
+    exact = forward_backward(reference_lltm, args64)
+    args = [a.detach().to(dtype).requires_grad_() for a in args64]
+    ours = forward_backward(lltm, args)
+    theirs = forward_backward(reference_lltm, args)
+    eps = torch.finfo(dtype).eps
+    for a, b, e in zip(ours, theirs, exact):
+        assert a.dtype == dtype
+        assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
+
+
+def test_gradcheck_float64(device):
+    args = make_inputs(3, 4, 5, device=device, seed=3)
+    assert torch.autograd.gradcheck(lltm, args)
+    args = make_inputs(2, 3, 4, device=device, seed=4, noncontiguous=True, bias_2d=True)
+    assert torch.autograd.gradcheck(lltm, args)
+
+
+def test_opcheck(device):
+    for dtype in (torch.float64, torch.float32):
+        args = make_inputs(5, 7, 6, device=device, dtype=dtype)
+        torch.library.opcheck(torch.ops.lltm_jit.forward.default, args)
+        new_h, new_cell, gates, tanh_cell = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
+        input, weights, _, old_h, _ = (a.detach() for a in args)
+        grads = [torch.randn_like(new_h), torch.randn_like(new_cell)]
+        torch.library.opcheck(
+            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, tanh_cell)
+        )
+
+
+def test_every_output_element_written(device):
+    """With fill_uninitialized_memory, torch.empty is NaN-filled: an unwritten element shows."""
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        for shape in [(1, 1, 1), (9, 5, 131), (64, 3, 257)]:
+            outs = forward_backward(lltm, make_inputs(*shape, device=device, dtype=torch.float32))
+            assert all(torch.isfinite(t).all() for t in outs)
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def test_empty_batch(device):
+    args = make_inputs(0, 6, 5, device=device)
+    new_h, new_cell = lltm(*args)
+    assert new_h.shape == new_cell.shape == (0, 5)
+    (new_h.sum() + new_cell.sum()).backward()
+    assert args[0].grad.shape == (0, 6)
+    assert torch.equal(args[1].grad, torch.zeros_like(args[1]))
+    assert torch.equal(args[2].grad, torch.zeros_like(args[2]))
+
+
+def test_torch_compile_fullgraph(device):
+    torch._dynamo.reset()
+    module = lltm_jit.LLTM(11, 13, device=device, dtype=torch.float64)
+    compiled = torch.compile(module, fullgraph=True)
+    x = torch.randn(6, 11, device=device, dtype=torch.float64)
+    state = tuple(torch.randn(6, 13, device=device, dtype=torch.float64) for _ in range(2))
+    for out, ref in zip(compiled(x, state), module(x, state)):
+        assert rel_err(out, ref) < 1e-14
+    compiled(x, state)[0].sum().backward()
+    grads = [p.grad.clone() for p in module.parameters()]
+    module.zero_grad()
+    module(x, state)[0].sum().backward()
+    for g, p in zip(grads, module.parameters()):
+        assert rel_err(g, p.grad) < 1e-12
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_cpu_and_cuda_agree(dtype):
+    args = make_inputs(33, 21, 70, dtype=dtype)
+    cpu = forward_backward(lltm, args)
+    cuda = forward_backward(lltm, [a.detach().cuda().requires_grad_() for a in args])
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    for a, b in zip(cuda, cpu):
+        assert rel_err(a, b) < tol
+
+
+@requires_cuda
+def test_batch_beyond_65535():
+    args = make_inputs(70_001, 3, 5, device="cuda", dtype=torch.float64)
+    for a, b in zip(forward_backward(lltm, args), forward_backward(reference_lltm, args)):
+        assert rel_err(a, b) < 1e-12
+
+
+@requires_cuda
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_runs_on_the_inputs_device():
+    args = make_inputs(8, 5, 7, device="cuda:1")
+    with torch.cuda.device(0):
+        ours = forward_backward(lltm, args)
+    for a, b in zip(ours, forward_backward(reference_lltm, args)):
+        assert a.device == torch.device("cuda:1")
+        assert rel_err(a, b) < 1e-12
