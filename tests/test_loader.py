@@ -1,0 +1,319 @@
+"""The JIT loader, each case in fresh subprocesses with a temporary cache directory.
+
+The loader's logic does not depend on the backend, so these builds are CPU-only
+(LLTM_JIT_CUDA=0) to keep them quick; the CUDA build is exercised by every other test on a GPU.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import lltm_jit
+from lltm_jit import loader
+
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 600
+
+
+def env_for(tree, cache, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLTM_JIT_")}
+    env.update(PYTHONPATH=str(tree), LLTM_JIT_CACHE_DIR=str(cache), LLTM_JIT_CUDA="0")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def python(tree, cache, code="import lltm_jit", **extra):
+    return subprocess.run([sys.executable, "-c", code], env=env_for(tree, cache, **extra),
+                          cwd=tree, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def spawn(tree, cache, code="import lltm_jit", **extra):
+    return subprocess.Popen([sys.executable, "-c", code], env=env_for(tree, cache, **extra),
+                            cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def entries(cache):
+    """Published builds in a cache directory."""
+    return sorted(p for p in cache.glob("*/manifest.json"))
+
+
+def leftovers(cache):
+    return sorted(p.name for p in cache.iterdir() if ".tmp-" in p.name or ".trash-" in p.name)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the package and its sources, free to edit."""
+    root = tmp_path / "tree"
+    shutil.copytree(REPO / "lltm_jit", root / "lltm_jit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "src", root / "src")
+    return root
+
+
+@pytest.fixture(scope="session")
+def built_cache(tmp_path_factory):
+    """A cache holding the CPU build of the unmodified sources (a copy has the same key)."""
+    cache = tmp_path_factory.mktemp("built_cache")
+    result = python(REPO, cache)
+    assert result.returncode == 0, result.stderr
+    return cache
+
+
+@pytest.fixture
+def warm_cache(tmp_path, built_cache):
+    cache = tmp_path / "cache"
+    shutil.copytree(built_cache, cache)
+    return cache
+
+
+def test_cold_import_builds_and_the_next_import_reuses_it(tree, tmp_path):
+    cache = tmp_path / "cache"
+    first = python(tree, cache)
+    assert first.returncode == 0, first.stderr
+    assert "lltm_jit: compiling the C++ kernels" in first.stderr and "built in" in first.stderr
+    [manifest] = entries(cache)
+    library = manifest.parent / json.loads(manifest.read_text())["library"]
+    before = library.stat()
+
+    code = ("import sys, lltm_jit; info = lltm_jit.build_info(); "
+            "print(info['built_now'], info['library'], 'torch.utils.cpp_extension' in sys.modules)")
+    second = python(tree, cache, code)
+    assert second.returncode == 0, second.stderr
+    assert second.stderr == ""  # no status line: nothing was built
+    assert second.stdout.split() == ["False", str(library), "False"]  # no build machinery loaded
+    after = library.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert len(entries(cache)) == 1 and leftovers(cache) == []
+
+
+def test_editing_a_source_rebuilds(tree, warm_cache):
+    header = tree / "src" / "lltm_math.h"
+    header.write_text(header.read_text() + "\n// an edit\n")
+    result = python(tree, warm_cache, "import lltm_jit; print(lltm_jit.build_info()['built_now'])")
+    assert result.returncode == 0, result.stderr
+    assert "compiling" in result.stderr and result.stdout.strip() == "True"
+    assert len(entries(warm_cache)) == 2
+
+
+def test_key_covers_torch_cuda_arch_python_and_namespace(monkeypatch):
+    spec = loader.BuildSpec("lltm_jit", (), loader.source_dir())
+    base = spec.key()
+    assert loader.BuildSpec("lltm_jit", (), loader.source_dir()).key() == base
+    assert loader.BuildSpec("lltm_jit", ("9.0",), spec.src).key() != base
+    assert loader.BuildSpec("lltm_jit", ("8.0",), spec.src).key() != loader.BuildSpec("lltm_jit", ("9.0",), spec.src).key()
+    assert loader.BuildSpec("lltm_jit_x", (), spec.src).key() != base
+    for target, name, value in [(torch, "__version__", "9.9.9"), (torch.version, "cuda", "99.1"),
+                                (torch.version, "git_version", "0" * 40),
+                                (sys.implementation, "cache_tag", "cpython-399")]:
+        with monkeypatch.context() as m:
+            m.setattr(target, name, value)
+            assert spec.key() != base, name
+    assert spec.key() == base
+
+
+def test_arch_list_parsing(monkeypatch):
+    assert loader.parse_arch_list("9.0;8.0 8.0,9.0+PTX") == ("8.0", "9.0", "9.0+PTX")
+    with pytest.raises(loader.BuildError, match="invalid CUDA architecture 'sm_90'"):
+        loader.parse_arch_list("sm_90")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    assert loader.cuda_archs() == ("9.0",)
+    monkeypatch.setenv("LLTM_JIT_CUDA", "0")
+    assert loader.cuda_archs() == ()
+
+
+def wait_for(predicate, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def test_killed_builds_leave_a_usable_cache(tree, tmp_path):
+    cache = tmp_path / "cache"
+    building = lambda: any(".tmp-" in p.name for p in cache.glob("*"))  # noqa: E731
+    library_written = lambda: any(cache.glob("*.tmp-*/*.so"))  # noqa: E731
+    kill_points = [
+        ("as the build starts", building, 0.0, True),
+        ("mid-compile, the python process alone", building, 2.0, False),
+        ("once the library is linked", library_written, 0.0, True),
+    ]
+    for label, ready, delay, whole_group in kill_points:
+        proc = spawn(tree, cache)
+        wait_for(lambda: ready() or proc.poll() is not None)
+        time.sleep(delay)
+        if proc.poll() is not None:  # finished before the kill point: nothing left to test here
+            pytest.fail(f"build ended before the kill point '{label}': {proc.communicate()}")
+        (os.killpg if whole_group else os.kill)(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert not entries(cache), label  # nothing half-built was published
+
+    start = time.monotonic()
+    result = python(tree, cache)
+    assert result.returncode == 0, result.stderr
+    assert "waiting for another process" not in result.stderr
+    assert len(entries(cache)) == 1 and leftovers(cache) == []
+    assert time.monotonic() - start < TIMEOUT
+
+
+def test_simultaneous_cold_imports_build_once(tree, tmp_path):
+    cache = tmp_path / "cache"
+    code = ("import torch, lltm_jit\n"
+            "print(lltm_jit.lltm(torch.randn(2, 3), torch.randn(6, 5), torch.randn(6), torch.randn(2, 2), torch.randn(2, 2))[0].shape)")
+    procs = [spawn(tree, cache, code) for _ in range(4)]
+    outputs = [p.communicate(timeout=TIMEOUT) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    stderr = "".join(err for _, err in outputs)
+    assert stderr.count("lltm_jit: compiling") == 1
+    assert len(entries(cache)) == 1 and leftovers(cache) == []
+
+
+def test_damaged_library_is_rebuilt_with_a_warning(tree, warm_cache):
+    [manifest] = entries(warm_cache)
+    library = manifest.parent / json.loads(manifest.read_text())["library"]
+    library.write_bytes(library.read_bytes()[: library.stat().st_size // 2])
+    result = python(tree, warm_cache, "import lltm_jit; print(lltm_jit.backend())")
+    assert result.returncode == 0, result.stderr
+    assert "is damaged" in result.stderr and "rebuilding" in result.stderr
+    assert result.stdout.strip() == "extension"
+    meta = json.loads(manifest.read_text())
+    assert library.stat().st_size == meta["size"] and leftovers(warm_cache) == []
+
+
+def test_missing_compiler(tree, tmp_path):
+    result = python(tree, tmp_path / "cache", CXX="/nonexistent/c++")
+    assert result.returncode != 0
+    assert "the C++ compiler '/nonexistent/c++' was not found" in result.stderr
+    assert "LLTM_JIT_FALLBACK=1" in result.stderr
+
+
+def tool_dir(tmp_path, *tools):
+    """A PATH directory holding only the named tools."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in tools:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    return str(bin_dir)
+
+
+def test_missing_ninja(tree, tmp_path):
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "ninja.py").write_text("raise ImportError('hidden by the test')\n")
+    result = python(tree, tmp_path / "cache", PATH=tool_dir(tmp_path, "c++"),
+                    PYTHONPATH=f"{tree}{os.pathsep}{hide}")
+    assert result.returncode != 0
+    assert "ninja was not found" in result.stderr and "pip install ninja" in result.stderr
+
+
+def test_missing_nvcc_when_torch_has_cuda(tree, tmp_path):
+    code = "import torch; torch.version.cuda = torch.version.cuda or '13.0'; import lltm_jit"
+    result = python(tree, tmp_path / "cache", code, LLTM_JIT_CUDA="", TORCH_CUDA_ARCH_LIST="9.0",
+                    CUDA_HOME="/nonexistent/cuda", PATH=tool_dir(tmp_path, "c++", "ninja"))
+    assert result.returncode != 0
+    assert "cannot build the CUDA kernels" in result.stderr
+    assert "CUDA_HOME=/nonexistent/cuda has no bin/nvcc" in result.stderr
+    assert "LLTM_JIT_CUDA=0" in result.stderr
+
+
+def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, tmp_path):
+    cache = tmp_path / "cache"
+    source = tree / "src" / "lltm_ops.cpp"
+    good = source.read_text()
+    source.write_text(good.replace("std::max<int64_t>(1, 8192 / state)", "std::max<int64_t>(1, 8192 / undeclared_name)"))
+    result = python(tree, cache)
+    assert result.returncode != 0
+    assert f"building {source} failed" in result.stderr
+    assert "undeclared_name" in result.stderr and "error" in result.stderr
+    log = Path(result.stderr.split("Full build log: ")[1].split()[0])
+    assert log.is_file() and "undeclared_name" in log.read_text()
+    assert not entries(cache) and leftovers(cache) == []
+
+    source.write_text(good)
+    result = python(tree, cache)
+    assert result.returncode == 0, result.stderr
+    assert "waiting" not in result.stderr and len(entries(cache)) == 1
+
+
+def test_fallback_is_opt_in_and_announced(tree, tmp_path):
+    code = ("import torch, lltm_jit\n"
+            "args = [torch.randn(3, 4), torch.randn(15, 9), torch.randn(15), torch.randn(3, 5), torch.randn(3, 5)]\n"
+            "same = all(torch.equal(a, b) for a, b in zip(lltm_jit.lltm(*args), lltm_jit.reference_lltm(*args)))\n"
+            "print(lltm_jit.backend(), same)\n")
+    result = python(tree, tmp_path / "cache", code, CXX="/nonexistent/c++", LLTM_JIT_FALLBACK="1")
+    assert result.returncode == 0, result.stderr
+    assert "RuntimeWarning" in result.stderr and "runs the pure-PyTorch reference" in result.stderr
+    assert result.stdout.split() == ["reference", "True"]
+
+
+def test_reload_uses_the_edited_sources(tree, warm_cache):
+    code = """
+import torch, lltm_jit
+def message():
+    try:
+        lltm_jit.lltm(torch.randn(3), *[torch.randn(2, 2)] * 4)
+    except RuntimeError as e:
+        return str(e).splitlines()[0]
+print(message())
+header = r'{header}'
+text = open(header).read()
+open(header, 'w').write(text.replace('"lltm: ", name, " must have "', '"lltm (edited): ", name, " must have "'))
+build = lltm_jit.reload()
+print(build.namespace, build.built_now)
+print(message())
+args = [torch.randn(3, 4), torch.randn(15, 9), torch.randn(15), torch.randn(3, 5), torch.randn(3, 5)]
+print(all(torch.allclose(a, b) for a, b in zip(lltm_jit.lltm(*args), lltm_jit.reference_lltm(*args))))
+print(lltm_jit.reload().namespace == build.namespace, torch.ops.lltm_jit.forward is not None)
+""".format(header=tree / "src" / "lltm.h")
+    result = python(tree, warm_cache, code)
+    assert result.returncode == 0, result.stderr
+    before, built, after, correct, stable = result.stdout.strip().splitlines()
+    assert before.startswith("lltm: input must have 2 dimensions")
+    namespace, built_now = built.split()
+    assert namespace.startswith("lltm_jit_") and built_now == "True"
+    assert after.startswith("lltm (edited): input must have 2 dimensions")
+    assert correct == "True" and stable == "True True"
+
+
+def test_import_leaves_cuda_uninitialised_for_forked_workers(warm_cache):
+    code = """
+import multiprocessing as mp, torch, lltm_jit
+print(torch.cuda.is_initialized())
+def work(_):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    args = [torch.randn(3, n, device=device) for n in (4,)] + [torch.randn(15, 9, device=device),
+            torch.randn(15, device=device), torch.randn(3, 5, device=device), torch.randn(3, 5, device=device)]
+    return tuple(lltm_jit.lltm(*args)[0].shape)
+with mp.get_context("fork").Pool(2) as pool:
+    print(pool.map(work, range(2)))
+"""
+    result = python(REPO, warm_cache, code, LLTM_JIT_CUDA="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["False", "[(3, 5), (3, 5)]"]
+
+
+def test_command_line(tree, warm_cache, tmp_path):
+    empty = tmp_path / "empty"
+    info = subprocess.run([sys.executable, "-m", "lltm_jit", "info"], env=env_for(tree, empty), cwd=tree,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert info.returncode == 0, info.stderr
+    assert "not built yet" in info.stdout and str(empty) in info.stdout
+    assert "compiling" not in info.stderr  # `python -m lltm_jit` does not build on import
+
+    built = subprocess.run([sys.executable, "-m", "lltm_jit", "build", "--cpu-only"],
+                           env=env_for(tree, warm_cache), cwd=tree, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    assert built.returncode == 0 and built.stdout.startswith("already built: ")
+    cleaned = subprocess.run([sys.executable, "-m", "lltm_jit", "clean"],
+                             env=env_for(tree, warm_cache), cwd=tree, capture_output=True, text=True,
+                             timeout=TIMEOUT)
+    assert cleaned.returncode == 0 and "removed" in cleaned.stdout and not entries(warm_cache)
