@@ -10,7 +10,8 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/sum.h>
 
-#include <sstream>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -30,23 +31,33 @@ using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, co
                                const Tensor& tanh_cell, const Tensor& d_gates,
                                const Tensor& d_old_cell);
 
+// Error messages are built with std::to_string and concatenation, and handed to TORCH_CHECK as
+// one string: given several arguments, c10::str formats them through a std::ostringstream
+// instantiated in this library, and formatting a number that way crashed (SIGSEGV in
+// basic_ostream::_M_insert<long>) under the GCC 13 / torch 2.11 image of our GPU machine.
+inline std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const auto part : parts) out += part;
+  return out;
+}
+
 inline std::string shape_str(at::IntArrayRef sizes) {
-  std::ostringstream s;
-  s << "(";
-  for (size_t i = 0; i < sizes.size(); ++i) s << (i ? ", " : "") << sizes[i];
-  s << (sizes.size() == 1 ? ",)" : ")");
-  return s.str();
+  std::string s = "(";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + (sizes.size() == 1 ? ",)" : ")");
 }
 
 inline void check_rank(const Tensor& t, const char* name, int64_t rank, const char* dims) {
-  TORCH_CHECK(t.dim() == rank, "lltm: ", name, " must have ", rank, " dimensions ", dims, ", got ",
-              t.dim(), " with shape ", shape_str(t.sizes()));
+  TORCH_CHECK(t.dim() == rank, cat({"lltm: ", name, " must have ", std::to_string(rank), " dimensions ",
+                                    dims, ", got ", std::to_string(t.dim()), " with shape ",
+                                    shape_str(t.sizes())}));
 }
 
 inline void check_shape(const Tensor& t, const char* name, const char* dims,
                         std::vector<int64_t> expected) {
-  TORCH_CHECK(t.sizes() == at::IntArrayRef(expected), "lltm: ", name, " must have shape ", dims,
-              " = ", shape_str(expected), ", got ", shape_str(t.sizes()));
+  TORCH_CHECK(t.sizes() == at::IntArrayRef(expected),
+              cat({"lltm: ", name, " must have shape ", dims, " = ", shape_str(expected), ", got ",
+                   shape_str(t.sizes())}));
 }
 
 // All tensors on `first`'s device and of its floating dtype.
@@ -55,15 +66,16 @@ inline void check_same_kind(const std::vector<std::pair<const char*, const Tenso
   const auto dtype = first->scalar_type();
   TORCH_CHECK(dtype == at::kDouble || dtype == at::kFloat || dtype == at::kHalf ||
                   dtype == at::kBFloat16,
-              "lltm: ", first_name,
-              " must be a floating-point tensor (float64, float32, float16 or bfloat16), got ",
-              first->scalar_type());
+              cat({"lltm: ", first_name,
+                   " must be a floating-point tensor (float64, float32, float16 or bfloat16), got ",
+                   c10::toString(dtype)}));
   for (const auto& [name, t] : named) {
-    TORCH_CHECK(t->device() == first->device(), "lltm: all tensors must be on one device: ",
-                first_name, " is on ", first->device(), " but ", name, " is on ", t->device());
-    TORCH_CHECK(t->scalar_type() == first->scalar_type(), "lltm: all tensors must have one dtype: ",
-                first_name, " is ", first->scalar_type(), " but ", name, " is ",
-                t->scalar_type());
+    TORCH_CHECK(t->device() == first->device(),
+                cat({"lltm: all tensors must be on one device: ", first_name, " is on ",
+                     first->device().str(), " but ", name, " is on ", t->device().str()}));
+    TORCH_CHECK(t->scalar_type() == dtype,
+                cat({"lltm: all tensors must have one dtype: ", first_name, " is ",
+                     c10::toString(dtype), " but ", name, " is ", c10::toString(t->scalar_type())}));
   }
 }
 
@@ -79,17 +91,17 @@ inline Sizes check_forward_args(const Tensor& input, const Tensor& weights, cons
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   check_rank(weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
-  TORCH_CHECK(s.state > 0, "lltm: old_h must have a non-empty state dimension, got shape ",
-              shape_str(old_h.sizes()));
-  TORCH_CHECK(s.features > 0, "lltm: input must have a non-empty feature dimension, got shape ",
-              shape_str(input.sizes()));
+  TORCH_CHECK(s.state > 0, cat({"lltm: old_h must have a non-empty state dimension, got shape ",
+                                 shape_str(old_h.sizes())}));
+  TORCH_CHECK(s.features > 0, cat({"lltm: input must have a non-empty feature dimension, got shape ",
+                                    shape_str(input.sizes())}));
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   check_shape(weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * s.state, s.state + s.features});
   TORCH_CHECK(bias.numel() == 3 * s.state && (bias.dim() == 1 || (bias.dim() == 2 && bias.size(0) == 1)),
-              "lltm: bias must have shape (3 * state_size,) or (1, 3 * state_size) = ",
-              shape_str({3 * s.state}), ", got ", shape_str(bias.sizes()));
+              cat({"lltm: bias must have shape (3 * state_size,) or (1, 3 * state_size) = ",
+                   shape_str({3 * s.state}), ", got ", shape_str(bias.sizes())}));
   return s;
 }
 
