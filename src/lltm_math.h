@@ -14,15 +14,28 @@
 
 namespace lltm {
 
-template <typename T>
+// The transcendental functions, correctly rounded or nearly: the C++ library's on the host,
+// CUDA's on the device. The CPU backend swaps in a vectorisable policy for float (lltm_ops.cpp).
+struct StdMath {
+  template <typename T>
+  LLTM_HD static T exp(T x) { return std::exp(x); }
+  template <typename T>
+  LLTM_HD static T expm1(T x) { return std::expm1(x); }
+  template <typename T>
+  LLTM_HD static T tanh(T x) { return std::tanh(x); }
+};
+
+template <typename Math, typename T>
 LLTM_HD T sigmoid(T z) {
-  return T(1) / (T(1) + std::exp(-z));
+  return T(1) / (T(1) + Math::exp(-z));
 }
 
-// elu with alpha = 1; expm1 keeps full precision for small negative z.
-template <typename T>
+// elu with alpha = 1; expm1 keeps full precision for small negative z. Computed for every z and
+// then selected, which lets a compiler vectorise the loop around it (no branch).
+template <typename Math, typename T>
 LLTM_HD T elu(T z) {
-  return z > T(0) ? z : std::expm1(z);
+  const T negative = Math::expm1(z);
+  return z > T(0) ? z : negative;
 }
 
 // d/dz elu(z), from its output: elu(z) > 0 exactly when z > 0, and exp(z) = elu(z) + 1 otherwise.
@@ -39,14 +52,14 @@ struct ForwardOut {
   T input_gate, output_gate, candidate, tanh_cell, new_cell, new_h;
 };
 
-template <typename T>
+template <typename T, typename Math = StdMath>
 LLTM_HD ForwardOut<T> forward_point(T z_input, T z_output, T z_candidate, T old_cell) {
   ForwardOut<T> o;
-  o.input_gate = sigmoid(z_input);
-  o.output_gate = sigmoid(z_output);
-  o.candidate = elu(z_candidate);
+  o.input_gate = sigmoid<Math>(z_input);
+  o.output_gate = sigmoid<Math>(z_output);
+  o.candidate = elu<Math>(z_candidate);
   o.new_cell = old_cell + o.candidate * o.input_gate;
-  o.tanh_cell = std::tanh(o.new_cell);
+  o.tanh_cell = Math::tanh(o.new_cell);
   o.new_h = o.tanh_cell * o.output_gate;
   return o;
 }

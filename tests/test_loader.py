@@ -317,3 +317,14 @@ def test_command_line(tree, warm_cache, tmp_path):
                              env=env_for(tree, warm_cache), cwd=tree, capture_output=True, text=True,
                              timeout=TIMEOUT)
     assert cleaned.returncode == 0 and "removed" in cleaned.stdout and not entries(warm_cache)
+
+
+def test_installed_wheel_finds_its_sources(tmp_path, warm_cache):
+    """`pip install .` ships src/ as lltm_jit/csrc; the installed package builds from there."""
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(REPO)],
+                   check=True, capture_output=True, timeout=TIMEOUT)
+    code = "import lltm_jit; print(lltm_jit.loader.source_dir(), lltm_jit.build_info()['built_now'])"
+    result = python(target, warm_cache, code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(target / "lltm_jit" / "csrc"), "False"]  # same sources, same key
