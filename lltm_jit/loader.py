@@ -36,8 +36,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # Bump when the build recipe or the cache layout changes, so that old entries are not reused.
 CACHE_FORMAT = 1
 # -fno-trapping-math: lets GCC turn the selects in the CPU kernels' loops into vector blends
-# (nothing here enables floating-point traps; NaN and inf behave as before).
-CXX_FLAGS = ("-O3", "-fno-trapping-math")
+# (nothing here enables floating-point traps; NaN and inf behave as before). -fopenmp: without it
+# at::parallel_for, inlined from ATen's headers, runs serially.
+CXX_FLAGS = ("-O3", "-fno-trapping-math", "-fopenmp")
+LD_FLAGS = ("-fopenmp",)
 NVCC_FLAGS = ("-O3",)
 
 
@@ -192,6 +194,7 @@ class BuildSpec:
             "cache_format": CACHE_FORMAT,
             "namespace": self.namespace,
             "cxx_flags": self.cxx_flags(),
+            "ld_flags": LD_FLAGS,
             "nvcc_flags": self.nvcc_flags() if self.cuda_archs else None,
             "cuda_archs": list(self.cuda_archs),
             "torch": torch.__version__,
@@ -387,6 +390,7 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
             sources=[str(p) for p in spec.sources()],
             extra_cflags=spec.cxx_flags(),
             extra_cuda_cflags=spec.nvcc_flags(),
+            extra_ldflags=list(LD_FLAGS),
             build_directory=str(tmp),
             verbose=env_flag("LLTM_JIT_VERBOSE"),
             with_cuda=bool(spec.cuda_archs),

@@ -1,7 +1,8 @@
 """The LLTM operators: loading the compiled library, their fake kernels and autograd, and the
 functional entry point `lltm`.
 
-The C++ library defines ``<namespace>::forward`` and ``<namespace>::backward``. The build loaded at
+The C++ library defines ``<namespace>::forward`` and ``<namespace>::backward``, their CPU and CUDA
+kernels and the autograd of ``forward``; their fake kernels are registered here. The build loaded at
 import uses the namespace ``lltm_jit`` (``torch.ops.lltm_jit.*``). Torch can neither unload a
 library nor redefine an operator, so `reload` gives each rebuilt library a namespace of its own
 and points `lltm` at it.
@@ -25,8 +26,8 @@ _forward = None  # torch.ops.<active namespace>.forward.default
 _fallback_reason: str | None = None
 
 
-def _register_python_parts(namespace: str) -> None:
-    """Fake kernels (shapes for torch.compile / meta tensors) and autograd for one build's ops."""
+def _register_fake_kernels(namespace: str) -> None:
+    """Shapes of one build's ops, for torch.compile and meta tensors (autograd is in C++)."""
     forward = getattr(torch.ops, namespace).forward.default
     backward = getattr(torch.ops, namespace).backward.default
 
@@ -48,36 +49,20 @@ def _register_python_parts(namespace: str) -> None:
 
     @torch.library.register_fake(backward)
     def _(grad_h, grad_cell, input, weights, old_h, gates, tanh_cell):
+        batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
         return (
-            torch.empty_like(input),
-            torch.empty_like(weights, memory_format=torch.contiguous_format),
+            input.new_empty((batch, state + features)),
+            weights.new_empty(weights.shape),
             weights.new_empty((weights.shape[0],)),
-            torch.empty_like(old_h),
-            torch.empty_like(grad_cell),
+            grad_cell.new_empty((batch, state)),
         )
-
-    def setup_context(ctx, inputs, output):
-        input, weights, bias, old_h, _ = inputs
-        _, _, gates, tanh_cell = output
-        ctx.save_for_backward(input, weights, old_h, gates, tanh_cell)
-        ctx.bias_shape = bias.shape
-        ctx.mark_non_differentiable(gates, tanh_cell)
-
-    def grad(ctx, grad_h, grad_cell, _grad_gates, _grad_tanh_cell):
-        input, weights, old_h, gates, tanh_cell = ctx.saved_tensors
-        d_input, d_weights, d_bias, d_old_h, d_old_cell = backward(
-            grad_h, grad_cell, input, weights, old_h, gates, tanh_cell
-        )
-        return d_input, d_weights, d_bias.view(ctx.bias_shape), d_old_h, d_old_cell
-
-    torch.library.register_autograd(forward, grad, setup_context=setup_context)
 
 
 def _use(spec: loader.BuildSpec) -> loader.Build:
     global _active, _forward
     if spec.namespace not in _builds:
         build = loader.load(spec)
-        _register_python_parts(spec.namespace)
+        _register_fake_kernels(spec.namespace)
         _builds[spec.namespace] = build
     _active = _builds[spec.namespace]
     _forward = getattr(torch.ops, spec.namespace).forward.default

