@@ -77,15 +77,34 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def capture(fn: Callable[[], object], warmup: int) -> Callable[[], object]:
+    """`fn` captured in a CUDA graph (warmed up on a side stream first, as capture requires):
+    its replay costs the device's time alone, with no host overhead between kernels."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(max(warmup, 3)):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
 def measure(
-    fn: Callable[[], object], device: torch.device, warmup: int, repeats: int, budget: float
+    fn: Callable[[], object], device: torch.device, warmup: int, repeats: int, budget: float,
+    graphs: bool = False,
 ) -> list[float]:
     """Seconds per call of `fn`, one sample per repeat, after `warmup` calls.
 
     Stops early once `budget` seconds have passed, after at least 5 repeats. On CUDA the samples
     are CUDA event pairs around each call, read after a final synchronize: the device's time,
-    which includes its idling while the host is still launching the kernels of a small step.
+    which includes its idling while the host is still launching the kernels of a small step;
+    with `graphs`, around replays of `fn` captured in a CUDA graph, which leaves that idling out.
     """
+    if graphs:
+        fn = capture(fn, warmup)
     for _ in range(warmup):
         fn()
     synchronize(device)
@@ -386,7 +405,7 @@ def run_backend(name: str, case: Case, args: argparse.Namespace) -> list[Result]
         ]
 
     def time_it(fn):
-        return measure(fn, args.device, args.warmup, args.repeats, args.budget)
+        return measure(fn, args.device, args.warmup, args.repeats, args.budget, args.graphs)
 
     try:
         runner = BACKENDS[name](case)
@@ -509,7 +528,7 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
     lines = [
         f"lltm_jit {env['lltm_jit']} ({env['lltm_jit_build']['backend']}), torch {env['torch']}, "
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
-        f"load {env['load_average'][0]:.1f}",
+        f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
         "us: median time per step; p10/p90: relative to it; eager/t, peer/t: speedups over eager",
         "and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); t/gemm: over",
@@ -567,6 +586,7 @@ def environment(args: argparse.Namespace) -> dict:
         "warmup": args.warmup,
         "repeats": args.repeats,
         "budget_s": args.budget,
+        "timing": "CUDA graph replays" if args.graphs else "eager calls",
     }
 
 
@@ -696,6 +716,11 @@ def parse_args() -> argparse.Namespace:
         help="where to save <device>-<date>-<time>.json and .png "
         "(default: benchmarks/results next to this file)",
     )
+    parser.add_argument(
+        "--graphs", action="store_true",
+        help="CUDA: time replays of each step captured in a CUDA graph: the device's time, without "
+        "the host's launch and autograd overhead (which dominates small steps)",
+    )
     parser.add_argument("--no-save", action="store_true", help="write no files")
     parser.add_argument("--no-plot", action="store_true", help="save no plot")
     args = parser.parse_args()
@@ -711,6 +736,8 @@ def parse_args() -> argparse.Namespace:
         torch.cuda.set_device(args.device)
     elif args.device.type != "cpu":
         parser.error(f"--device {args.device}: expected cpu or cuda")
+    if args.graphs and args.device.type != "cuda":
+        parser.error("--graphs needs a CUDA device")
     cuda = args.device.type == "cuda"
     quick = args.quick
     default_sizes = QUICK_SIZE if quick else DEFAULT_SIZES[args.device.type]

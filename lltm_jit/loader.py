@@ -365,15 +365,27 @@ def _failed_file(log: str, spec: BuildSpec) -> str:
     return "the extension"
 
 
+@contextlib.contextmanager
+def _fork_safe_cuda_checks():
+    """torch.utils.cpp_extension calls torch.cuda.is_available() when imported, which by default
+    asks the CUDA runtime and so forbids CUDA in forked children (data-loader workers); with this
+    variable set, torch asks NVML instead."""
+    previous = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]
+        else:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = previous
+
+
 def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
     """Build into a fresh temporary directory, load it, then publish it as `entry`. Holds the lock."""
     check_tools(spec)
     if spec.cuda_archs:
         os.environ["CUDA_HOME"] = str(cuda_home())
-    from torch.utils import cpp_extension  # slow to import; only a build needs it
-
-    if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
-        cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]
     root = entry.parent
     for stale in root.glob(f"{key}.*-*"):  # left by a killed build (we hold the key's lock)
         shutil.rmtree(stale, ignore_errors=True)
@@ -385,17 +397,22 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
             f"per source change and torch version (cache: {root})")
     start = time.perf_counter()
     try:
-        cpp_extension.load(
-            name=name,
-            sources=[str(p) for p in spec.sources()],
-            extra_cflags=spec.cxx_flags(),
-            extra_cuda_cflags=spec.nvcc_flags(),
-            extra_ldflags=list(LD_FLAGS),
-            build_directory=str(tmp),
-            verbose=env_flag("LLTM_JIT_VERBOSE"),
-            with_cuda=bool(spec.cuda_archs),
-            is_python_module=False,
-        )
+        with _fork_safe_cuda_checks():
+            from torch.utils import cpp_extension  # slow to import; only a build needs it
+
+            if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
+                cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]
+            cpp_extension.load(
+                name=name,
+                sources=[str(p) for p in spec.sources()],
+                extra_cflags=spec.cxx_flags(),
+                extra_cuda_cflags=spec.nvcc_flags(),
+                extra_ldflags=list(LD_FLAGS),
+                build_directory=str(tmp),
+                verbose=env_flag("LLTM_JIT_VERBOSE"),
+                with_cuda=bool(spec.cuda_archs),
+                is_python_module=False,
+            )
     except (RuntimeError, OSError, ImportError) as error:
         log_dir = root / "logs"
         log_dir.mkdir(exist_ok=True)
