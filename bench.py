@@ -634,7 +634,8 @@ def plot(records: list[dict], path: Path, title: str) -> bool:
 
 def save(records: list[dict], env: dict, machine: Machine, args: argparse.Namespace) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.device.type}-{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    timing = "-graphs" if args.graphs else ""
+    stem = f"{args.device.type}{timing}-{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     json_path = args.out / f"{stem}.json"
     document = {
         "environment": env,

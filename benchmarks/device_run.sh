@@ -1,34 +1,29 @@
 #!/usr/bin/env bash
 # The whole GPU job in one call: environment, cold build from an empty cache, warm import
-# overhead, the test suite, then bench.py (arguments are passed on). Logs go to $OUT.
-#   OUT=/tmp/out bash benchmarks/device_run.sh [--skip-tests] [--skip-bench] [bench.py args]
+# overhead, the tests, then bench.py twice: eager timing (what a training loop sees) and CUDA
+# graph replays (device time alone). Logs and results go to $OUT.
+#   OUT=/tmp/out TESTS="tests" bash benchmarks/device_run.sh [bench.py args for both runs]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 LLTM_JIT_CACHE_DIR=$(mktemp -d)
-tests=1 bench=1
-while [ $# -gt 0 ]; do
-  case $1 in --skip-tests) tests=0 ;; --skip-bench) bench=0 ;; *) break ;; esac
-  shift
-done
+log="$OUT/setup.txt"
 
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())"
   nvcc --version | tail -2
-  nproc
-} 2>&1 | tee "$OUT/env.txt"
-
-echo "== cold import (empty cache)" | tee "$OUT/import.txt"
-python3 - <<'PY' 2>&1 | tee -a "$OUT/import.txt"
+  echo "cores: $(nproc)"
+  echo "== cold import (empty cache)"
+  python3 - <<'PY'
 import subprocess, sys, time
 start = time.perf_counter()
 subprocess.run([sys.executable, "-c", "import lltm_jit; print(lltm_jit.build_info())"], check=True)
 print(f"cold import wall: {time.perf_counter() - start:.1f} s")
 PY
-python3 - <<'PY' 2>&1 | tee -a "$OUT/import.txt"
+  python3 - <<'PY'
 import statistics, subprocess, sys
 code = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
         "import lltm_jit; t2 = time.perf_counter(); "
@@ -39,12 +34,12 @@ print(f"warm: import torch {statistics.median(float(r[0]) for r in runs):.3f} s,
       f"import lltm_jit over it {statistics.median(float(r[1]) for r in runs) * 1000:.1f} ms (median of 7), "
       f"CUDA initialised by the import: {runs[0][2]}")
 PY
+  echo "== tests: ${TESTS:=tests}"
+  python3 -m pytest $TESTS -q -rs
+} >"$log" 2>&1
+grep -E "built in|cold import|warm:|passed|failed" "$log"
 
-if [ $tests = 1 ]; then
-  echo "== tests"
-  python3 -m pytest tests -q -rs 2>&1 | tee "$OUT/pytest.txt" | tail -25
-fi
-if [ $bench = 1 ]; then
-  echo "== bench"
-  python3 bench.py --out "$OUT" "$@" 2>"$OUT/bench.stderr" | tee "$OUT/bench.txt"
-fi
+echo "== bench.py (eager timing)"
+python3 bench.py --out "$OUT" "$@" 2>"$OUT/bench.stderr" | tee "$OUT/bench.txt"
+echo "== bench.py --graphs (device time)"
+python3 bench.py --graphs --out "$OUT" "$@" 2>/dev/null | tee "$OUT/bench-graphs.txt"

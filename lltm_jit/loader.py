@@ -352,17 +352,20 @@ def check_tools(spec: BuildSpec) -> None:
         )
 
 
-def _first_errors(log: str, lines: int = 8) -> str:
+_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:")
+
+
+def _describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, str]:
+    """(the source that failed, the compiler's first error lines) from a build's output."""
     rows = log.splitlines()
-    first = next((i for i, row in enumerate(rows) if re.search(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:", row)), None)
-    return "\n".join(rows[first : first + lines] if first is not None else rows[-lines:])
-
-
-def _failed_file(log: str, spec: BuildSpec) -> str:
-    for source in spec.sources():
-        if re.search(rf"{re.escape(source.name)}[:(]\d+", log):
-            return str(source)
-    return "the extension"
+    first = next((i for i, row in enumerate(rows) if _ERROR_ROW.search(row)), None)
+    excerpt = "\n".join(rows[first : first + lines] if first is not None else rows[-lines:])
+    # The file named on the first error row; else the object ninja reports as FAILED.
+    for row in ([rows[first]] if first is not None else []) + [r for r in rows if r.startswith("FAILED: ")]:
+        for source in spec.sources():
+            if source.name in row or f"FAILED: {source.stem}." in row:
+                return str(source), excerpt
+    return "the extension", excerpt
 
 
 @contextlib.contextmanager
@@ -419,9 +422,9 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
         log_path = log_dir / f"{key}-{time.strftime('%Y%m%d-%H%M%S')}.log"
         log_path.write_text(str(error))
         shutil.rmtree(tmp, ignore_errors=True)
+        failed, excerpt = _describe_failure(str(error), spec)
         raise BuildError(
-            f"lltm_jit: building {_failed_file(str(error), spec)} failed:\n"
-            f"{_first_errors(str(error))}\nFull build log: {log_path}"
+            f"lltm_jit: building {failed} failed:\n{excerpt}\nFull build log: {log_path}"
         ) from None
     seconds = time.perf_counter() - start
     library = tmp / f"{name}.so"
