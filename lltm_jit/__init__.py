@@ -6,7 +6,7 @@ registers ``torch.ops.lltm_jit.forward`` / ``backward``.
 
 import sys
 
-from . import loader, ops
+from . import ops
 from .loader import BuildError
 from .modules import LLTM
 from .ops import backend, build_info, lltm, reload

@@ -1,4 +1,4 @@
-"""The LLTM operators: loading the compiled library, their fake kernels and autograd, and the
+"""The LLTM operators: loading the compiled library, their fake kernels, and the
 functional entry point `lltm`.
 
 The C++ library defines ``<namespace>::forward`` and ``<namespace>::backward``, their CPU and CUDA
@@ -10,7 +10,6 @@ and points `lltm` at it.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import torch

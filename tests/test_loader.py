@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import lltm_jit
 from lltm_jit import loader
 
 REPO = Path(__file__).resolve().parent.parent
