@@ -19,7 +19,11 @@ __all__ = ["LLTM", "BuildError", "backend", "build_info", "lltm", "reference_llt
 def _run_as_command() -> bool:
     # `python -m lltm_jit ...` imports this package before its __main__: the command decides
     # what to build, so the import must not build first. sys.argv[0] is "-m" until then.
-    return sys.argv[:1] == ["-m"] and sys.orig_argv[sys.orig_argv.index("-m") + 1 :][:1] == ["lltm_jit"]
+    # sys.orig_argv holds "-m", "lltm_jit" or "-mlltm_jit" (with other options before them).
+    args = sys.orig_argv
+    return sys.argv[:1] == ["-m"] and any(
+        a == "-mlltm_jit" or (a == "-m" and args[i + 1 : i + 2] == ["lltm_jit"]) for i, a in enumerate(args)
+    )
 
 
 if not _run_as_command():

@@ -1,7 +1,6 @@
 """Command line: ``python -m lltm_jit {info,build,clean}``."""
 
 import argparse
-import fcntl
 import os
 import shutil
 import sys
@@ -49,16 +48,12 @@ def _clean(args) -> int:
         print(f"nothing to clean in {root}")
         return 0
     for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "logs"):
-        key = entry.name.split(".")[0]
-        fd = os.open(root / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # never pull a build from under its builder
-            loader.discard(entry)
+        try:  # never pull a build from under its builder
+            with loader.locked(loader.lock_path(entry.name.split(".")[0]), entry.name, wait=False):
+                loader.discard(entry)
             print(f"removed {entry}")
         except BlockingIOError:
             print(f"skipped (a build is running): {entry}")
-        finally:
-            os.close(fd)
     shutil.rmtree(root / "logs", ignore_errors=True)
     return 0
 

@@ -125,9 +125,10 @@ def _nvml_gpu_archs() -> tuple[str, ...]:
 def cuda_archs() -> tuple[str, ...]:
     """The GPU architectures to build for; empty means a CPU-only build.
 
-    CPU-only when torch has no CUDA, ``LLTM_JIT_CUDA=0``, or no GPU is visible (and
+    CPU-only when torch has no CUDA, ``LLTM_JIT_CUDA=0``, or no GPU is found (and
     ``TORCH_CUDA_ARCH_LIST`` is unset). Otherwise ``TORCH_CUDA_ARCH_LIST`` if set, else the
-    architectures of the GPUs present: exact machine code for them, no PTX to JIT at start.
+    architectures of the machine's GPUs as NVML lists them (all of them: NVML does not apply
+    CUDA_VISIBLE_DEVICES): exact machine code for them, no PTX to JIT at start.
     """
     if torch.version.cuda is None or os.environ.get("LLTM_JIT_CUDA", "").strip() == "0":
         return ()
@@ -135,12 +136,13 @@ def cuda_archs() -> tuple[str, ...]:
         return parse_arch_list(os.environ["TORCH_CUDA_ARCH_LIST"])
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return ()
-    if torch.cuda.is_initialized():  # already initialised: asking torch costs nothing more
-        return tuple(sorted({
+    archs = _nvml_gpu_archs()
+    if not archs and torch.cuda.is_initialized():  # no NVML; asking torch now costs nothing more
+        archs = tuple(sorted({
             "{}.{}".format(*torch.cuda.get_device_capability(i))
             for i in range(torch.cuda.device_count())
         }))
-    return _nvml_gpu_archs()
+    return archs
 
 
 def _gencode_flags(archs: tuple[str, ...]) -> list[str]:
@@ -197,6 +199,10 @@ class BuildSpec:
             "ld_flags": LD_FLAGS,
             "nvcc_flags": self.nvcc_flags() if self.cuda_archs else None,
             "cuda_archs": list(self.cuda_archs),
+            # The settings naming the compilers (not their resolved files, so that a library built
+            # ahead of time still loads where no compiler is installed).
+            "cxx": os.environ.get("CXX", "c++"),
+            "cuda_home": (os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")) if self.cuda_archs else None,
             "torch": torch.__version__,
             "torch_git": torch.version.git_version,
             "torch_cuda": torch.version.cuda,
@@ -222,8 +228,11 @@ class Build:
 
 
 def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class _Damaged(Exception):
@@ -246,18 +255,26 @@ def _cached_library(entry: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, what: str):
+def locked(path: Path, what: str, wait: bool = True):
+    """Hold the lock file `path`; if another process holds it, wait (saying so) or, with
+    wait=False, raise BlockingIOError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                raise
             _status(f"waiting for another process that is building {what} (lock {path})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def lock_path(key: str) -> Path:
+    return cache_root() / f"{key}.lock"
 
 
 def discard(entry: Path) -> None:
@@ -278,7 +295,7 @@ def load(spec: BuildSpec) -> Build:
     except _Damaged:
         library = None
     if library is None:
-        with _locked(root / f"{key}.lock", f"lltm_jit {key}"):
+        with locked(lock_path(key), f"lltm_jit {key}"):
             try:
                 library = _cached_library(entry)
             except _Damaged as damage:
@@ -325,8 +342,10 @@ def _cuda_search_note() -> str:
     return "looked next to the nvcc on PATH and in /usr/local/cuda"
 
 
-def check_tools(spec: BuildSpec) -> None:
-    """Raise BuildError naming the first tool the build needs and cannot find."""
+def check_tools(spec: BuildSpec) -> dict[str, str]:
+    """The environment the build needs (PATH, CUDA_HOME); BuildError naming the first tool the
+    build needs and cannot find."""
+    env = {}
     cxx = os.environ.get("CXX", "c++")
     if shutil.which(cxx) is None:
         raise BuildError(
@@ -339,8 +358,8 @@ def check_tools(spec: BuildSpec) -> None:
         with contextlib.suppress(ImportError):
             import ninja
 
-            os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
-    if shutil.which("ninja") is None:
+            env["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
+    if shutil.which("ninja", path=env.get("PATH")) is None:
         raise BuildError("lltm_jit: cannot build: ninja was not found. `pip install ninja`.")
     if spec.cuda_archs and cuda_home() is None:
         raise BuildError(
@@ -350,6 +369,13 @@ def check_tools(spec: BuildSpec) -> None:
             f"Install the CUDA toolkit {torch.version.cuda.split('.')[0]}.x, or set "
             "LLTM_JIT_CUDA=0 to build the CPU kernels only."
         )
+    if spec.cuda_archs:
+        env["CUDA_HOME"] = str(cuda_home())
+    # torch.utils.cpp_extension calls torch.cuda.is_available() when imported, which by default
+    # asks the CUDA runtime and so forbids CUDA in forked children (data-loader workers); with
+    # this variable set, torch asks NVML instead.
+    env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    return env
 
 
 _ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:")
@@ -369,26 +395,23 @@ def _describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, s
 
 
 @contextlib.contextmanager
-def _fork_safe_cuda_checks():
-    """torch.utils.cpp_extension calls torch.cuda.is_available() when imported, which by default
-    asks the CUDA runtime and so forbids CUDA in forked children (data-loader workers); with this
-    variable set, torch asks NVML instead."""
-    previous = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
-    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+def _environment(changes: dict[str, str]):
+    """os.environ with `changes` applied, restored afterwards."""
+    previous = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
     try:
         yield
     finally:
-        if previous is None:
-            del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]
-        else:
-            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
     """Build into a fresh temporary directory, load it, then publish it as `entry`. Holds the lock."""
-    check_tools(spec)
-    if spec.cuda_archs:
-        os.environ["CUDA_HOME"] = str(cuda_home())
+    env = check_tools(spec)
     root = entry.parent
     for stale in root.glob(f"{key}.*-*"):  # left by a killed build (we hold the key's lock)
         shutil.rmtree(stale, ignore_errors=True)
@@ -400,11 +423,11 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
             f"per source change and torch version (cache: {root})")
     start = time.perf_counter()
     try:
-        with _fork_safe_cuda_checks():
+        with _environment(env):
             from torch.utils import cpp_extension  # slow to import; only a build needs it
 
             if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
-                cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]
+                cpp_extension.CUDA_HOME = env["CUDA_HOME"]
             cpp_extension.load(
                 name=name,
                 sources=[str(p) for p in spec.sources()],
@@ -440,6 +463,10 @@ def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
         "sources": [p.name for p in spec.sources()],
         **spec.environment(),
     }
+    if spec.key() != key:  # src/ was edited while it compiled: the binary matches neither key
+        warnings.warn("lltm_jit: the sources changed during the build; it is loaded but not cached",
+                      RuntimeWarning, stacklevel=4)
+        return Build(key, spec.namespace, spec.cuda_archs, library, built_now=True)
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
     os.rename(tmp, entry)
     _status(f"built in {seconds:.1f} s")

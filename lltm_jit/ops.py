@@ -43,6 +43,11 @@ def _register_fake_kernels(namespace: str) -> None:
             weights.shape == (3 * state, state + input.shape[1]),
             lambda: "lltm: weights must have shape (3 * state_size, state_size + input_features)",
         )
+        torch._check(bias.numel() == 3 * state and bias.dim() in (1, 2),
+                     lambda: "lltm: bias must have shape (3 * state_size,) or (1, 3 * state_size)")
+        for name, t in (("weights", weights), ("bias", bias), ("old_h", old_h), ("old_cell", old_cell)):
+            torch._check(t.dtype == input.dtype and t.device == input.device,
+                         lambda: f"lltm: all tensors must share input's dtype and device; {name} differs")
         new = input.new_empty((batch, state))
         return new, torch.empty_like(new), input.new_empty((batch, 3 * state)), torch.empty_like(new)
 

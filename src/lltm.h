@@ -137,6 +137,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   check_rank(input, "input", 2, "(batch, input_features)");
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
+  TORCH_CHECK(s.state > 0, cat({"lltm: old_h must have a non-empty state dimension, got shape ",
+                                 shape_str(old_h.sizes())}));
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});

@@ -49,6 +49,10 @@ struct LLTMFunction : public torch::autograd::Function<LLTMFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // Grad mode is on here only under create_graph: the backward operator has no autograd of
+    // its own, so a second derivative would silently come out wrong.
+    TORCH_CHECK(!at::GradMode::is_enabled(),
+                "lltm: double backward (create_graph=True) is not supported");
     const auto saved = ctx->get_saved_variables();
     const Tensor &input = saved[0], &weights = saved[1], &old_h = saved[2], &tanh_cell = saved[4];
     // Undefined when only one of new_h and new_cell was used.

@@ -105,7 +105,7 @@ LLTM_CPU_CLONES void backward_row(const float* grad_h, const float* grad_cell,
 
 // Rows per parallel chunk: enough elements that a thread's share outweighs waking it.
 int64_t grain_rows(int64_t state) {
-  return std::max<int64_t>(1, 16384 / state);
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(state, 1));
 }
 
 void cpu_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,

@@ -302,7 +302,7 @@ with mp.get_context("fork").Pool(2) as pool:
 
 def test_command_line(tree, warm_cache, tmp_path):
     empty = tmp_path / "empty"
-    info = subprocess.run([sys.executable, "-m", "lltm_jit", "info"], env=env_for(tree, empty), cwd=tree,
+    info = subprocess.run([sys.executable, "-mlltm_jit", "info"], env=env_for(tree, empty), cwd=tree,
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert info.returncode == 0, info.stderr
     assert "not built yet" in info.stdout and str(empty) in info.stdout

@@ -145,3 +145,17 @@ def test_gradient_through_one_output_only(device):
         ref = torch.autograd.grad(reference_lltm(*args)[index].sum(), args)
         for a, b in zip(ours, ref):
             assert rel_err(a, b) < 1e-12
+
+
+def test_double_backward_is_refused(device):
+    args = make_inputs(3, 4, 5, device=device)
+    with pytest.raises(RuntimeError, match="double backward"):  # raised by the first backward
+        torch.autograd.grad(lltm(*args)[0].sum(), args, create_graph=True)
+
+
+def test_compile_checks_shapes_while_tracing():
+    torch._dynamo.reset()
+    args = make_inputs(3, 4, 5, requires_grad=False)
+    args[2] = torch.randn(7, dtype=torch.float64)
+    with pytest.raises(Exception, match="bias must have shape"):
+        torch.compile(lltm, fullgraph=True)(*args)
