@@ -24,9 +24,9 @@ def _info(args) -> int:
     print(f"sources       {spec.src}")
     print(f"cache         {loader.cache_root()}")
     print(f"this setup    key {key}: CPU" + (f" + CUDA sm {', '.join(spec.cuda_archs)}" if spec.cuda_archs else " only"))
-    built = any(b["key"] == key for b in loader.cached_builds())
-    print(f"              {'built' if built else 'not built yet (the next import builds it)'}")
     builds = loader.cached_builds()
+    built = any(b["key"] == key for b in builds)
+    print(f"              {'built' if built else 'not built yet (the next import builds it)'}")
     print(f"cached builds {len(builds)}")
     for b in builds:
         archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"

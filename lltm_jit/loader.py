@@ -361,7 +361,8 @@ def check_tools(spec: BuildSpec) -> dict[str, str]:
             env["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
     if shutil.which("ninja", path=env.get("PATH")) is None:
         raise BuildError("lltm_jit: cannot build: ninja was not found. `pip install ninja`.")
-    if spec.cuda_archs and cuda_home() is None:
+    home = cuda_home() if spec.cuda_archs else None
+    if spec.cuda_archs and home is None:
         raise BuildError(
             f"lltm_jit: cannot build the CUDA kernels: torch has CUDA {torch.version.cuda} and "
             f"CUDA architectures {', '.join(spec.cuda_archs)} were requested or detected, but nvcc "
@@ -369,8 +370,8 @@ def check_tools(spec: BuildSpec) -> dict[str, str]:
             f"Install the CUDA toolkit {torch.version.cuda.split('.')[0]}.x, or set "
             "LLTM_JIT_CUDA=0 to build the CPU kernels only."
         )
-    if spec.cuda_archs:
-        env["CUDA_HOME"] = str(cuda_home())
+    if home is not None:
+        env["CUDA_HOME"] = str(home)
     # torch.utils.cpp_extension calls torch.cuda.is_available() when imported, which by default
     # asks the CUDA runtime and so forbids CUDA in forked children (data-loader workers); with
     # this variable set, torch asks NVML instead.

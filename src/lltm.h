@@ -61,6 +61,11 @@ inline void check_shape(const Tensor& t, const char* name, const char* dims,
                    shape_str(t.sizes())}));
 }
 
+inline void check_non_empty_state(const Tensor& old_h) {
+  TORCH_CHECK(old_h.size(1) > 0, cat({"lltm: old_h must have a non-empty state dimension, got shape ",
+                                      shape_str(old_h.sizes())}));
+}
+
 // All tensors on `first`'s device and of its floating dtype.
 inline void check_same_kind(const std::vector<std::pair<const char*, const Tensor*>>& named) {
   const auto& [first_name, first] = named.front();
@@ -92,8 +97,7 @@ inline Sizes check_forward_args(const Tensor& input, const Tensor& weights, cons
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   check_rank(weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
-  TORCH_CHECK(s.state > 0, cat({"lltm: old_h must have a non-empty state dimension, got shape ",
-                                 shape_str(old_h.sizes())}));
+  check_non_empty_state(old_h);
   TORCH_CHECK(s.features > 0, cat({"lltm: input must have a non-empty feature dimension, got shape ",
                                     shape_str(input.sizes())}));
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
@@ -137,8 +141,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   check_rank(input, "input", 2, "(batch, input_features)");
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
-  TORCH_CHECK(s.state > 0, cat({"lltm: old_h must have a non-empty state dimension, got shape ",
-                                 shape_str(old_h.sizes())}));
+  check_non_empty_state(old_h);
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
