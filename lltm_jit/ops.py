@@ -49,10 +49,10 @@ def _register_fake_kernels(namespace: str) -> None:
             torch._check(t.dtype == input.dtype and t.device == input.device,
                          lambda: f"lltm: all tensors must share input's dtype and device; {name} differs")
         new = input.new_empty((batch, state))
-        return new, torch.empty_like(new), input.new_empty((batch, 3 * state)), torch.empty_like(new)
+        return new, torch.empty_like(new), input.new_empty((batch, 3 * state))
 
     @torch.library.register_fake(backward)
-    def _(grad_h, grad_cell, input, weights, old_h, gates, tanh_cell):
+    def _(grad_h, grad_cell, input, weights, old_h, gates, new_cell):
         batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
         return (
             input.new_empty((batch, state + features)),
@@ -137,5 +137,5 @@ def lltm(input, weights, bias, old_h, old_cell):
     """
     if _forward is None:
         return reference_lltm(input, weights, bias, old_h, old_cell)
-    new_h, new_cell, _, _ = _forward(input, weights, bias, old_h, old_cell)
+    new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
     return new_h, new_cell

@@ -9,7 +9,6 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
-#include <ATen/ops/sum.h>
 
 #include <string>
 #include <string_view>
@@ -25,12 +24,13 @@ namespace lltm {
 using at::Tensor;
 
 // Fused passes. Every tensor is contiguous and on one device; batch may be 0.
-// forward: gates (batch, 3*state) holds the pre-activations on entry and the activated gates on exit.
+// gates (batch, 3*state) holds the gate pre-activations; the backward recomputes the activations.
+// The backward also writes d_bias (3*state), d_gates summed over the batch.
 using FusedForward = void (*)(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
-                              const Tensor& new_cell, const Tensor& tanh_cell);
+                              const Tensor& new_cell);
 using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                               const Tensor& tanh_cell, const Tensor& d_gates,
-                               const Tensor& d_old_cell);
+                               const Tensor& new_cell, const Tensor& d_gates,
+                               const Tensor& d_old_cell, const Tensor& d_bias);
 
 // Error messages are built with std::to_string and concatenation, and handed to TORCH_CHECK as
 // one string: given several arguments, c10::str formats them through a std::ostringstream
@@ -110,9 +110,9 @@ inline Sizes check_forward_args(const Tensor& input, const Tensor& weights, cons
   return s;
 }
 
-// Returns new_h, new_cell and, for the backward, the activated gates and tanh(new_cell).
+// Returns new_h, new_cell and, for the backward, the gate pre-activations.
 template <FusedForward fused>
-std::tuple<Tensor, Tensor, Tensor, Tensor> forward(const Tensor& input, const Tensor& weights,
+std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& input, const Tensor& weights,
                                                    const Tensor& bias, const Tensor& old_h,
                                                    const Tensor& old_cell) {
   const Sizes s = check_forward_args(input, weights, bias, old_h, old_cell);
@@ -123,9 +123,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> forward(const Tensor& input, const Te
   const auto opts = input.options();
   Tensor new_h = at::empty({s.batch, s.state}, opts);
   Tensor new_cell = at::empty({s.batch, s.state}, opts);
-  Tensor tanh_cell = at::empty({s.batch, s.state}, opts);
-  fused(gates, old_cell.contiguous(), new_h, new_cell, tanh_cell);
-  return {new_h, new_cell, gates, tanh_cell};
+  fused(gates, old_cell.contiguous(), new_h, new_cell);
+  return {new_h, new_cell, gates};
 }
 
 // Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
@@ -134,10 +133,10 @@ template <FusedBackward fused>
 std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const Tensor& grad_cell,
                                                     const Tensor& input, const Tensor& weights,
                                                     const Tensor& old_h, const Tensor& gates,
-                                                    const Tensor& tanh_cell) {
+                                                    const Tensor& new_cell) {
   check_same_kind({{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
                    {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
-                   {"tanh_cell", &tanh_cell}});
+                   {"new_cell", &new_cell}});
   check_rank(input, "input", 2, "(batch, input_features)");
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
@@ -145,7 +144,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
-  check_shape(tanh_cell, "tanh_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(new_cell, "new_cell", "(batch, state_size)", {s.batch, s.state});
   check_shape(gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
   check_shape(weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * s.state, s.state + s.features});
@@ -153,12 +152,25 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   const auto opts = gates.options();
   Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
   Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
-  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), tanh_cell.contiguous(),
-        d_gates, d_old_cell);
-  // [old_h, input] is copied again rather than kept from the forward: a cheap copy against
-  // (state_size + input_features) values per row held for every step of a sequence.
-  return {at::mm(d_gates, weights), at::mm(d_gates.t(), at::cat({old_h, input}, 1)),
-          at::sum(d_gates, {0}), d_old_cell};
+  Tensor d_bias = at::empty({3 * s.state}, opts);
+  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), new_cell.contiguous(),
+        d_gates, d_old_cell, d_bias);
+  // d_weights = d_gates^T [old_h, input]. On CUDA as two products into its two blocks of columns,
+  // with no copy of [old_h, input]: at 4096x1024x1024 bf16 on an H200 the copy costs more than the
+  // split (benchmarks/NOTES.md). On the CPU a small split costs more (+8 us of 25 at the tutorial's
+  // size), so it copies. The forward's copy is not kept: (state_size + input_features) values per
+  // row for every step of a sequence.
+  Tensor d_weights;
+  if (gates.is_cuda()) {
+    d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
+    Tensor d_weights_h = d_weights.narrow(1, 0, s.state);
+    Tensor d_weights_input = d_weights.narrow(1, s.state, s.features);
+    at::mm_out(d_weights_h, d_gates.t(), old_h);
+    at::mm_out(d_weights_input, d_gates.t(), input);
+  } else {
+    d_weights = at::mm(d_gates.t(), at::cat({old_h, input}, 1));
+  }
+  return {at::mm(d_gates, weights), d_weights, d_bias, d_old_cell};
 }
 
 }  // namespace lltm

@@ -22,7 +22,7 @@ using torch::autograd::variable_list;
 const auto& forward_op() {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow(LLTM_STRINGIFY(LLTM_JIT_NAMESPACE) "::forward", "")
-                             .typed<std::tuple<Tensor, Tensor, Tensor, Tensor>(
+                             .typed<std::tuple<Tensor, Tensor, Tensor>(
                                  const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&)>();
   return op;
 }
@@ -40,12 +40,12 @@ struct LLTMFunction : public torch::autograd::Function<LLTMFunction> {
   static variable_list forward(AutogradContext* ctx, const Tensor& input, const Tensor& weights,
                                const Tensor& bias, const Tensor& old_h, const Tensor& old_cell) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [new_h, new_cell, gates, tanh_cell] = forward_op().call(input, weights, bias, old_h, old_cell);
-    ctx->save_for_backward({input, weights, old_h, gates, tanh_cell});
+    auto [new_h, new_cell, gates] = forward_op().call(input, weights, bias, old_h, old_cell);
+    ctx->save_for_backward({input, weights, old_h, gates, new_cell});
     ctx->saved_data["bias_sizes"] = bias.sizes();
-    ctx->mark_non_differentiable({gates, tanh_cell});
-    ctx->set_materialize_grads(false);  // no zero gradients for gates and tanh_cell, never used
-    return {new_h, new_cell, gates, tanh_cell};
+    ctx->mark_non_differentiable({gates});
+    ctx->set_materialize_grads(false);  // no zero gradient for gates, never used
+    return {new_h, new_cell, gates};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -54,12 +54,12 @@ struct LLTMFunction : public torch::autograd::Function<LLTMFunction> {
     TORCH_CHECK(!at::GradMode::is_enabled(),
                 "lltm: double backward (create_graph=True) is not supported");
     const auto saved = ctx->get_saved_variables();
-    const Tensor &input = saved[0], &weights = saved[1], &old_h = saved[2], &tanh_cell = saved[4];
+    const Tensor &input = saved[0], &weights = saved[1], &old_h = saved[2], &new_cell = saved[4];
     // Undefined when only one of new_h and new_cell was used.
-    const Tensor grad_h = grads[0].defined() ? grads[0] : at::zeros_like(tanh_cell);
-    const Tensor grad_cell = grads[1].defined() ? grads[1] : at::zeros_like(tanh_cell);
+    const Tensor grad_h = grads[0].defined() ? grads[0] : at::zeros_like(new_cell);
+    const Tensor grad_cell = grads[1].defined() ? grads[1] : at::zeros_like(new_cell);
     auto [d_old_h_input, d_weights, d_bias, d_old_cell] =
-        backward_op().call(grad_h, grad_cell, input, weights, old_h, saved[3], tanh_cell);
+        backward_op().call(grad_h, grad_cell, input, weights, old_h, saved[3], new_cell);
     const int64_t state = old_h.size(1);
     return {d_old_h_input.narrow(1, state, input.size(1)), d_weights,
             d_bias.view(ctx->saved_data["bias_sizes"].toIntVector()),
@@ -67,11 +67,11 @@ struct LLTMFunction : public torch::autograd::Function<LLTMFunction> {
   }
 };
 
-std::tuple<Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
-                                                            const Tensor& bias, const Tensor& old_h,
-                                                            const Tensor& old_cell) {
+std::tuple<Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
+                                                    const Tensor& bias, const Tensor& old_h,
+                                                    const Tensor& old_cell) {
   const auto out = LLTMFunction::apply(input, weights, bias, old_h, old_cell);
-  return {out[0], out[1], out[2], out[3]};
+  return {out[0], out[1], out[2]};
 }
 
 }  // namespace

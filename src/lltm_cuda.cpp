@@ -3,7 +3,7 @@
 #include "lltm_cuda.h"
 
 #include <ATen/Dispatch.h>
-#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAException.h>  // C10_CUDA_CHECK
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_bf16.h>
@@ -33,27 +33,37 @@ auto* ptr(const Tensor& t) {
 }
 
 void cuda_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
-                  const Tensor& new_cell, const Tensor& tanh_cell) {
+                  const Tensor& new_cell) {
   // Otherwise the kernel would launch on the current device, not the inputs' one.
   const c10::cuda::CUDAGuard guard(gates.device());
   const auto stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_forward_cuda", [&] {
-    cuda::launch_forward(ptr<scalar_t>(gates), ptr<scalar_t>(old_cell), ptr<scalar_t>(new_h),
-                         ptr<scalar_t>(new_cell), ptr<scalar_t>(tanh_cell), old_cell.size(0),
-                         old_cell.size(1), stream);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    C10_CUDA_CHECK(cuda::launch_forward(ptr<scalar_t>(gates), ptr<scalar_t>(old_cell), ptr<scalar_t>(new_h),
+                                        ptr<scalar_t>(new_cell), old_cell.size(0), old_cell.size(1), stream));
   });
 }
 
 void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                   const Tensor& tanh_cell, const Tensor& d_gates, const Tensor& d_old_cell) {
+                   const Tensor& new_cell, const Tensor& d_gates, const Tensor& d_old_cell,
+                   const Tensor& d_bias) {
+  const int64_t batch = grad_h.size(0), state = grad_h.size(1);
+  if (batch == 0) {
+    d_bias.zero_();  // a sum over no rows
+    return;
+  }
   const c10::cuda::CUDAGuard guard(gates.device());
   const auto stream = c10::cuda::getCurrentCUDAStream();
+  // Partial sums of the bias gradient, in the math type (float for the half types).
+  const int64_t partial_rows = cuda::bias_partial_rows(batch);
+  const auto math_dtype = gates.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const Tensor partials =
+      partial_rows > 1 ? at::empty({partial_rows, 3 * state}, gates.options().dtype(math_dtype)) : Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_backward_cuda", [&] {
-    cuda::launch_backward(ptr<scalar_t>(grad_h), ptr<scalar_t>(grad_cell), ptr<scalar_t>(gates),
-                          ptr<scalar_t>(tanh_cell), ptr<scalar_t>(d_gates),
-                          ptr<scalar_t>(d_old_cell), grad_h.size(0), grad_h.size(1), stream);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    using math_t = cuda::opmath_t<typename CudaType<scalar_t>::type>;
+    C10_CUDA_CHECK(cuda::launch_backward(
+        ptr<scalar_t>(grad_h), ptr<scalar_t>(grad_cell), ptr<scalar_t>(gates), ptr<scalar_t>(new_cell),
+        ptr<scalar_t>(d_gates), ptr<scalar_t>(d_old_cell), ptr<scalar_t>(d_bias),
+        partials.defined() ? partials.data_ptr<math_t>() : nullptr, batch, state, stream));
   });
 }
 

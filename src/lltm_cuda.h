@@ -1,20 +1,33 @@
 // Launchers of the CUDA kernels: plain pointers and sizes in, no ATen, so that the kernel file
 // compiles without torch's headers. Host code (lltm_cuda.cpp) does the ATen work around them.
+// Each launcher returns the first launch error (cudaSuccess when every kernel launched).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 namespace lltm::cuda {
 
-// gates: (batch, 3*state), pre-activations in, activated gates out; the rest (batch, state).
+// The type the math and the bias sums run in: double for double, float for the rest.
 template <typename scalar_t>
-void launch_forward(scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h, scalar_t* new_cell,
-                    scalar_t* tanh_cell, int64_t batch, int64_t state, cudaStream_t stream);
+using opmath_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
+// gates: (batch, 3*state), the gate pre-activations; the rest (batch, state).
 template <typename scalar_t>
-void launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell, const scalar_t* gates,
-                     const scalar_t* tanh_cell, scalar_t* d_gates, scalar_t* d_old_cell,
-                     int64_t batch, int64_t state, cudaStream_t stream);
+cudaError_t launch_forward(const scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h,
+                           scalar_t* new_cell, int64_t batch, int64_t state, cudaStream_t stream);
+
+// The bias gradient's partial sums need a workspace of (rows, 3*state) opmath_t values: this
+// many rows at most, for the current device; none (nullptr) when it is 1 or less.
+int64_t bias_partial_rows(int64_t batch);
+
+// Also sums d_gates over the batch into d_bias (3*state): per block in the same pass, then the
+// blocks' partial sums in `partials` by a second, small kernel. batch > 0.
+template <typename scalar_t>
+cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
+                            const scalar_t* gates, const scalar_t* new_cell, scalar_t* d_gates,
+                            scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
+                            int64_t batch, int64_t state, cudaStream_t stream);
 
 }  // namespace lltm::cuda

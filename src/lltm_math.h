@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+// Always inlined: a loop calling these is vectorised by the compiler only when no call is left in
+// it (GCC declined to inline backward_point on its own, leaving that loop scalar and 20x slower).
 #if defined(__CUDACC__)
 #define LLTM_HD __host__ __device__ __forceinline__
 #else
@@ -14,8 +16,10 @@
 
 namespace lltm {
 
-// The transcendental functions, correctly rounded or nearly: the C++ library's on the host,
-// CUDA's on the device. The CPU backend swaps in a vectorisable policy for float (lltm_ops.cpp).
+// The transcendental functions and the reciprocal, correctly rounded or nearly: the C++ library's
+// on the host, CUDA's on the device. Other policies derive from this one and replace some: the
+// CPU backend's vectorisable float functions (lltm_ops.cpp), the CUDA backend's hardware
+// approximations for half and bfloat16 storage (lltm_cuda_kernels.cu).
 struct StdMath {
   template <typename T>
   LLTM_HD static T exp(T x) { return std::exp(x); }
@@ -23,11 +27,13 @@ struct StdMath {
   LLTM_HD static T expm1(T x) { return std::expm1(x); }
   template <typename T>
   LLTM_HD static T tanh(T x) { return std::tanh(x); }
+  template <typename T>
+  LLTM_HD static T reciprocal(T x) { return T(1) / x; }
 };
 
 template <typename Math, typename T>
 LLTM_HD T sigmoid(T z) {
-  return T(1) / (T(1) + Math::exp(-z));
+  return Math::reciprocal(T(1) + Math::exp(-z));
 }
 
 // elu with alpha = 1; expm1 keeps full precision for small negative z. Computed for every z and
@@ -44,42 +50,55 @@ LLTM_HD T d_elu_from_output(T e) {
   return e > T(0) ? T(1) : e + T(1);
 }
 
-// Forward of one (batch, state) element.
-// In: the three gate pre-activations and old_cell. Out: the activated gates (kept for the backward,
-// which then needs no transcendental function), tanh(new_cell), new_cell and new_h.
+// The three gates' activations from their pre-activations (the gate product's output).
+template <typename T>
+struct Gates {
+  T input, output, candidate;
+};
+
+template <typename T, typename Math>
+LLTM_HD Gates<T> activate(T z_input, T z_output, T z_candidate) {
+  return {sigmoid<Math>(z_input), sigmoid<Math>(z_output), elu<Math>(z_candidate)};
+}
+
+// Forward of one (batch, state) element, from the gate pre-activations and old_cell.
 template <typename T>
 struct ForwardOut {
-  T input_gate, output_gate, candidate, tanh_cell, new_cell, new_h;
+  T new_cell, new_h;
 };
 
 template <typename T, typename Math = StdMath>
 LLTM_HD ForwardOut<T> forward_point(T z_input, T z_output, T z_candidate, T old_cell) {
-  ForwardOut<T> o;
-  o.input_gate = sigmoid<Math>(z_input);
-  o.output_gate = sigmoid<Math>(z_output);
-  o.candidate = elu<Math>(z_candidate);
-  o.new_cell = old_cell + o.candidate * o.input_gate;
-  o.tanh_cell = Math::tanh(o.new_cell);
-  o.new_h = o.tanh_cell * o.output_gate;
-  return o;
+  const Gates<T> g = activate<T, Math>(z_input, z_output, z_candidate);
+  const T new_cell = old_cell + g.candidate * g.input;
+  return {new_cell, Math::tanh(new_cell) * g.output};
 }
 
-// Backward of one element, from the incoming gradients and what forward_point kept.
+// Backward of one element, from the incoming gradients, the gate activations and tanh(new_cell).
 template <typename T>
 struct BackwardOut {
   T d_input_gate, d_output_gate, d_candidate, d_old_cell;  // d_* of the gate pre-activations
 };
 
 template <typename T>
-LLTM_HD BackwardOut<T> backward_point(T grad_h, T grad_cell, T input_gate, T output_gate,
-                                      T candidate, T tanh_cell) {
+LLTM_HD BackwardOut<T> backward_from_activations(T grad_h, T grad_cell, Gates<T> g, T tanh_cell) {
   BackwardOut<T> o;
-  const T d_cell = grad_cell + grad_h * output_gate * (T(1) - tanh_cell * tanh_cell);
+  const T d_cell = grad_cell + grad_h * g.output * (T(1) - tanh_cell * tanh_cell);
   o.d_old_cell = d_cell;
-  o.d_input_gate = d_cell * candidate * input_gate * (T(1) - input_gate);
-  o.d_output_gate = grad_h * tanh_cell * output_gate * (T(1) - output_gate);
-  o.d_candidate = d_cell * input_gate * d_elu_from_output(candidate);
+  o.d_input_gate = d_cell * g.candidate * g.input * (T(1) - g.input);
+  o.d_output_gate = grad_h * tanh_cell * g.output * (T(1) - g.output);
+  o.d_candidate = d_cell * g.input * d_elu_from_output(g.candidate);
   return o;
+}
+
+// The same from the gate pre-activations and new_cell, as the forward keeps them: the activations
+// are recomputed rather than kept, which spares the forward pass writing them (memory traffic,
+// the limit of both passes, against arithmetic that is cheap beside it).
+template <typename T, typename Math = StdMath>
+LLTM_HD BackwardOut<T> backward_point(T grad_h, T grad_cell, T z_input, T z_output, T z_candidate,
+                                      T new_cell) {
+  return backward_from_activations(grad_h, grad_cell, activate<T, Math>(z_input, z_output, z_candidate),
+                                   Math::tanh(new_cell));
 }
 
 }  // namespace lltm

@@ -5,6 +5,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/sum.h>
 #include <c10/util/bit_cast.h>
 #include <torch/library.h>
 
@@ -18,7 +19,7 @@ namespace {
 // float exp, expm1 and tanh as straight-line arithmetic (no calls, no branches), so that the
 // compiler vectorises the row loops below; within a few ulp of the C library's. The C library's
 // scalar calls made the forward pass slower than eager PyTorch's vectorised kernels.
-struct VectorisableMath {
+struct VectorisableMath : StdMath {
   static float exp(float x) {
     x = std::min(std::max(x, -87.0f), 88.0f);  // NaN stays NaN: both compare false
     // x = n ln2 + r, |r| <= ln2 / 2; the magic constant rounds to nearest without a call.
@@ -54,33 +55,47 @@ using MathFor = std::conditional_t<std::is_same_v<at::opmath_type<scalar_t>, flo
 
 // Inlined into each target clone below, so that each clone's copy is compiled for its target.
 template <typename scalar_t>
-C10_ALWAYS_INLINE void forward_row(scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
-                 scalar_t* __restrict__ new_h, scalar_t* __restrict__ new_cell,
-                 scalar_t* __restrict__ tanh_cell, int64_t state) {
+C10_ALWAYS_INLINE void forward_row(const scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
+                                   scalar_t* __restrict__ new_h, scalar_t* __restrict__ new_cell,
+                                   int64_t state) {
   using T = at::opmath_type<scalar_t>;
   for (int64_t s = 0; s < state; ++s) {
     const auto o = forward_point<T, MathFor<scalar_t>>(gates[s], gates[state + s], gates[2 * state + s], old_cell[s]);
-    gates[s] = o.input_gate;
-    gates[state + s] = o.output_gate;
-    gates[2 * state + s] = o.candidate;
-    tanh_cell[s] = o.tanh_cell;
     new_cell[s] = o.new_cell;
     new_h[s] = o.new_h;
   }
 }
 
+// In two loops over chunks of the row, each of which the compiler vectorises: the activations
+// (the forward's math), then the gradients from them. As one loop, GCC kept it scalar (20x slower).
 template <typename scalar_t>
 C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict__ grad_cell,
-                  const scalar_t* __restrict__ gates, const scalar_t* __restrict__ tanh_cell,
-                  scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell, int64_t state) {
+                                    const scalar_t* __restrict__ gates, const scalar_t* __restrict__ new_cell,
+                                    scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell,
+                                    int64_t state) {
   using T = at::opmath_type<scalar_t>;
-  for (int64_t s = 0; s < state; ++s) {
-    const auto o = backward_point<T>(grad_h[s], grad_cell[s], gates[s], gates[state + s],
-                                     gates[2 * state + s], tanh_cell[s]);
-    d_gates[s] = o.d_input_gate;
-    d_gates[state + s] = o.d_output_gate;
-    d_gates[2 * state + s] = o.d_candidate;
-    d_old_cell[s] = o.d_old_cell;
+  using Math = MathFor<scalar_t>;
+  constexpr int64_t kChunk = 256;
+  T input[kChunk], output[kChunk], candidate[kChunk], tanh_cell[kChunk];
+  for (int64_t begin = 0; begin < state; begin += kChunk) {
+    const int64_t n = std::min(kChunk, state - begin);
+    const scalar_t* z = gates + begin;
+    for (int64_t s = 0; s < n; ++s) {
+      const auto g = activate<T, Math>(z[s], z[state + s], z[2 * state + s]);
+      input[s] = g.input;
+      output[s] = g.output;
+      candidate[s] = g.candidate;
+      tanh_cell[s] = Math::tanh(static_cast<T>(new_cell[begin + s]));
+    }
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t j = begin + s;
+      const auto o = backward_from_activations<T>(grad_h[j], grad_cell[j], {input[s], output[s], candidate[s]},
+                                                  tanh_cell[s]);
+      d_gates[j] = o.d_input_gate;
+      d_gates[state + j] = o.d_output_gate;
+      d_gates[2 * state + j] = o.d_candidate;
+      d_old_cell[j] = o.d_old_cell;
+    }
   }
 }
 
@@ -92,15 +107,15 @@ C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const s
 #define LLTM_CPU_CLONES
 #endif
 
-LLTM_CPU_CLONES void forward_row(float* gates, const float* old_cell, float* new_h,
-                                 float* new_cell, float* tanh_cell, int64_t state) {
-  forward_row<float>(gates, old_cell, new_h, new_cell, tanh_cell, state);
+LLTM_CPU_CLONES void forward_row(const float* gates, const float* old_cell, float* new_h,
+                                 float* new_cell, int64_t state) {
+  forward_row<float>(gates, old_cell, new_h, new_cell, state);
 }
 
 LLTM_CPU_CLONES void backward_row(const float* grad_h, const float* grad_cell,
-                                  const float* gates, const float* tanh_cell, float* d_gates,
+                                  const float* gates, const float* new_cell, float* d_gates,
                                   float* d_old_cell, int64_t state) {
-  backward_row<float>(grad_h, grad_cell, gates, tanh_cell, d_gates, d_old_cell, state);
+  backward_row<float>(grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell, state);
 }
 
 // Rows per parallel chunk: enough elements that a thread's share outweighs waking it.
@@ -109,51 +124,55 @@ int64_t grain_rows(int64_t state) {
 }
 
 void cpu_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
-                 const Tensor& new_cell, const Tensor& tanh_cell) {
+                 const Tensor& new_cell) {
   const int64_t batch = old_cell.size(0), state = old_cell.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_forward_cpu", [&] {
-    scalar_t* g = gates.data_ptr<scalar_t>();
+    const scalar_t* g = gates.const_data_ptr<scalar_t>();
     const scalar_t* c = old_cell.const_data_ptr<scalar_t>();
     scalar_t* h_out = new_h.data_ptr<scalar_t>();
     scalar_t* c_out = new_cell.data_ptr<scalar_t>();
-    scalar_t* t_out = tanh_cell.data_ptr<scalar_t>();
     at::parallel_for(0, batch, grain_rows(state), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         const int64_t row = b * state;
-        forward_row(g + 3 * row, c + row, h_out + row, c_out + row, t_out + row, state);
+        forward_row(g + 3 * row, c + row, h_out + row, c_out + row, state);
       }
     });
   });
 }
 
 void cpu_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                  const Tensor& tanh_cell, const Tensor& d_gates, const Tensor& d_old_cell) {
+                  const Tensor& new_cell, const Tensor& d_gates, const Tensor& d_old_cell,
+                  const Tensor& d_bias) {
   const int64_t batch = grad_h.size(0), state = grad_h.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_backward_cpu", [&] {
     const scalar_t* gh = grad_h.const_data_ptr<scalar_t>();
     const scalar_t* gc = grad_cell.const_data_ptr<scalar_t>();
     const scalar_t* g = gates.const_data_ptr<scalar_t>();
-    const scalar_t* t = tanh_cell.const_data_ptr<scalar_t>();
+    const scalar_t* c = new_cell.const_data_ptr<scalar_t>();
     scalar_t* dg = d_gates.data_ptr<scalar_t>();
     scalar_t* dc = d_old_cell.data_ptr<scalar_t>();
     at::parallel_for(0, batch, grain_rows(state), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         const int64_t row = b * state;
-        backward_row(gh + row, gc + row, g + 3 * row, t + row, dg + 3 * row, dc + row, state);
+        backward_row(gh + row, gc + row, g + 3 * row, c + row, dg + 3 * row, dc + row, state);
       }
     });
   });
+  Tensor out = d_bias;  // a handle for sum_out, same storage
+  at::sum_out(out, d_gates, {0});
 }
 
 }  // namespace
 }  // namespace lltm
 
 // The one place the operators are declared; the CUDA backend registers implementations of these.
+// forward's `gates` are the gate pre-activations (batch, 3 * state_size), what backward needs
+// besides new_cell.
 TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
   m.def("forward(Tensor input, Tensor weights, Tensor bias, Tensor old_h, Tensor old_cell)"
-        " -> (Tensor new_h, Tensor new_cell, Tensor gates, Tensor tanh_cell)");
+        " -> (Tensor new_h, Tensor new_cell, Tensor gates)");
   m.def("backward(Tensor grad_h, Tensor grad_cell, Tensor input, Tensor weights, Tensor old_h,"
-        " Tensor gates, Tensor tanh_cell)"
+        " Tensor gates, Tensor new_cell)"
         " -> (Tensor d_old_h_input, Tensor d_weights, Tensor d_bias, Tensor d_old_cell)");
 }
 

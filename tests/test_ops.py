@@ -38,10 +38,13 @@ def test_bias_of_shape_1_by_3s(device):
         assert rel_err(a, b) < 1e-12
 
 
+# (37, 29, 45): one element per access on CUDA; (300, 24, 64): 16-byte accesses and several
+# blocks of rows, whose partial bias sums a second kernel adds up.
+@pytest.mark.parametrize("shape", [(37, 29, 45), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_low_precision_within_torch_own_error(device, dtype):
+def test_low_precision_within_torch_own_error(device, dtype, shape):
     """Our error against float64 is at most a small multiple of eager PyTorch's in that dtype."""
-    args64 = make_inputs(37, 29, 45, device=device)
+    args64 = make_inputs(*shape, device=device)
     exact = forward_backward(reference_lltm, args64)
     args = [a.detach().to(dtype).requires_grad_() for a in args64]
     ours = forward_backward(lltm, args)
@@ -50,6 +53,23 @@ def test_low_precision_within_torch_own_error(device, dtype):
     for a, b, e in zip(ours, theirs, exact):
         assert a.dtype == dtype
         assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+def test_unaligned_storage(device, dtype):
+    """Contiguous tensors that start one element into their storage (no 16-byte vector access):
+    the same results as aligned copies of them."""
+    args = make_inputs(40, 16, 64, device=device, dtype=dtype)
+
+    def unaligned(t):
+        storage = torch.empty(t.numel() + 1, device=t.device, dtype=t.dtype)
+        return storage[1:].view(t.shape).copy_(t).detach().requires_grad_()
+
+    shifted = [unaligned(t) for t in args]
+    assert all(t.data_ptr() % 16 != 0 for t in shifted)
+    tolerance = 1e-12 if dtype == torch.float64 else 1e-5 if dtype == torch.float32 else 1e-2
+    for a, b in zip(forward_backward(lltm, shifted), forward_backward(lltm, args)):
+        assert rel_err(a, b) < tolerance
 
 
 def test_gradcheck_float64(device):
@@ -63,11 +83,11 @@ def test_opcheck(device):
     for dtype in (torch.float64, torch.float32):
         args = make_inputs(5, 7, 6, device=device, dtype=dtype)
         torch.library.opcheck(torch.ops.lltm_jit.forward.default, args)
-        new_h, new_cell, gates, tanh_cell = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
+        new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
         input, weights, _, old_h, _ = (a.detach() for a in args)
         grads = [torch.randn_like(new_h), torch.randn_like(new_cell)]
         torch.library.opcheck(
-            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, tanh_cell)
+            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, new_cell)
         )
 
 
