@@ -11,6 +11,8 @@ For every size (batch x input_features x state_size) and dtype:
      input and parameter), for those backends and for PyTorch's LSTM cells, nn.LSTMCell and nn.LSTM
      (a different cell with four gates: speed peers only), and on CUDA for `gemm`, the matrix
      products of lltm_jit alone: the floor that its fused elementwise work is judged against.
+     All of a case's steps take turns, one sample (the mean of --calls back-to-back calls) each
+     per round, so that the machine's slow spells fall on all of them alike.
   3. each time is set against a physical floor, measured on this device in the same run:
      max(FLOPs / matmul peak, bytes moved / copy bandwidth).
 
@@ -93,40 +95,60 @@ def capture(fn: Callable[[], object], warmup: int) -> Callable[[], object]:
 
 
 def measure(
-    fn: Callable[[], object], device: torch.device, warmup: int, repeats: int, budget: float,
-    graphs: bool = False,
-) -> list[float]:
-    """Seconds per call of `fn`, one sample per repeat, after `warmup` calls.
+    fns: list[Callable[[], object]], device: torch.device, warmup: int, repeats: int, budget: float,
+    graphs: bool = False, calls: int = 1,
+) -> list[list[float] | Exception]:
+    """Seconds per call of each of `fns`, one sample per repeat, after `warmup` calls of each; or
+    the exception a function raised (it is then dropped, the others go on).
 
-    Stops early once `budget` seconds have passed, after at least 5 repeats. On CUDA the samples
-    are CUDA event pairs around each call, read after a final synchronize: the device's time,
-    which includes its idling while the host is still launching the kernels of a small step;
-    with `graphs`, around replays of `fn` captured in a CUDA graph, which leaves that idling out.
+    A sample is the mean over `calls` back-to-back calls, as a training loop makes them. The
+    functions take turns, one sample each per round, so that a slow spell of the machine (a
+    shared host, a clock change) falls on all of them alike and their ratios stay fair. Stops
+    once `budget` seconds per function have passed, after at least 5 rounds. On CUDA the samples
+    come from CUDA events, read after a final synchronize: the device's time, which includes its
+    idling while the host is still launching the kernels of a small step; with `graphs`, around
+    replays of each function captured in a CUDA graph, which leaves that idling out.
     """
-    if graphs:
-        fn = capture(fn, warmup)
-    for _ in range(warmup):
-        fn()
-    synchronize(device)
-    enough = min(5, repeats)
-    deadline = time.perf_counter() + budget
     cuda = device.type == "cuda"
-    samples = []  # CUDA: (start, end) event pairs, converted once the device is done
-    while len(samples) < repeats and (len(samples) < enough or time.perf_counter() < deadline):
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            samples.append((start, end))
-        else:
-            start = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - start)
+    results: list[list[float] | Exception] = [[] for _ in fns]
+    active = {}  # index -> the callable timed
+    for i, fn in enumerate(fns):
+        try:
+            timed = capture(fn, warmup) if graphs else fn
+            for _ in range(warmup):
+                timed()
+            active[i] = timed
+        except Exception as error:
+            results[i] = error
+    synchronize(device)
+    samples = {i: [] for i in active}  # CUDA: (start, end) event pairs, converted at the end
+    enough = min(5, repeats)
+    deadline = time.perf_counter() + budget * len(active)
+    rounds = 0
+    while active and rounds < repeats and (rounds < enough or time.perf_counter() < deadline):
+        for i, timed in list(active.items()):
+            try:
+                if cuda:
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    for _ in range(calls):
+                        timed()
+                    end.record()
+                    samples[i].append((start, end))
+                else:
+                    begin = time.perf_counter()
+                    for _ in range(calls):
+                        timed()
+                    samples[i].append((time.perf_counter() - begin) / calls)
+            except Exception as error:
+                results[i] = error
+                del active[i], samples[i]
+        rounds += 1
     if cuda:
         synchronize(device)
-        samples = [start.elapsed_time(end) / 1e3 for start, end in samples]
-    return samples
+    for i, taken in samples.items():
+        results[i] = [start.elapsed_time(end) / 1e3 / calls for start, end in taken] if cuda else taken
+    return results
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
@@ -152,7 +174,7 @@ def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
     cuda = device.type == "cuda"
     src = torch.ones((1 << 30 if cuda else 1 << 28) // 4, device=device)  # 1 GiB; 256 MiB on a CPU
     dst = torch.empty_like(src)
-    copy_s = min(measure(lambda: dst.copy_(src), device, 2, 20, 1.0))
+    copy_s = min(measure([lambda: dst.copy_(src)], device, 2, 20, 1.0)[0])
     copy_bytes_per_s = 2 * src.nbytes / copy_s
     del src, dst
     n = 8192 if cuda else 1024  # a GPU needs this much to reach its peak; a CPU takes ~50 ms at 1024
@@ -160,7 +182,7 @@ def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
     for dtype in dtypes:
         a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
         out = torch.empty_like(a)
-        seconds = min(measure(lambda: torch.mm(a, b, out=out), device, 2, 10, 1.0))
+        seconds = min(measure([lambda: torch.mm(a, b, out=out)], device, 2, 10, 1.0)[0])
         peaks[dtype_name(dtype)] = 2 * n**3 / seconds
     return Machine(copy_bytes_per_s, peaks)
 
@@ -193,10 +215,10 @@ def floor_seconds(size: Size, mode: str, dtype: torch.dtype, machine: Machine) -
 
     Bytes: every tensor that must cross memory, read or written once:
       forward   reads input (B*F), old_h, old_cell (B*S each), weights (3S * (S+F)), bias (3S);
-                writes new_h, new_cell (B*S each) and, when a backward follows, what it keeps:
-                the activated gates (3 * B*S) and tanh(new_cell) (B*S);
-      backward  reads grad_h, grad_cell (B*S each), the kept gates and tanh(new_cell), input,
-                old_h and weights; writes the gradients of input, weights, bias, old_h, old_cell.
+                writes new_h, new_cell (B*S each) and, when a backward follows, what it keeps
+                besides new_cell: the gate pre-activations (3 * B*S);
+      backward  reads grad_h, grad_cell (B*S each), the kept gates, new_cell, input, old_h and
+                weights; writes the gradients of input, weights, bias, old_h, old_cell.
     d_gates is not counted: a kernel that fused the elementwise pass into the products would
     never store it.
     """
@@ -207,8 +229,8 @@ def floor_seconds(size: Size, mode: str, dtype: torch.dtype, machine: Machine) -
     if mode == "fwd":
         flops, elements = gemm_flops, forward
     else:
-        kept = 3 * b * s + b * s
-        backward_reads = 2 * b * s + kept + b * f + b * s + weights
+        kept = 3 * b * s
+        backward_reads = 2 * b * s + kept + b * s + b * f + b * s + weights
         backward_writes = b * f + weights + 3 * s + 2 * b * s
         flops, elements = 3 * gemm_flops, forward + kept + backward_reads + backward_writes
     compute = flops / machine.matmul_flops_per_s[dtype_name(dtype)]
@@ -315,6 +337,9 @@ def lstm_runner(case: Case) -> Runner:
     """nn.LSTM, one time step, cuDNN on CUDA (a different cell: speed peer only)"""
     s = case.size
     lstm = nn.LSTM(s.features, s.state, device=case.input.device, dtype=case.dtype)
+    # Built on the device directly, its weights are not yet in cuDNN's one buffer, and every call
+    # would copy them there ("RNN module weights are not part of single contiguous chunk").
+    lstm.flatten_parameters()
     # (seq_len = 1, batch, features) leaves sharing the case's memory.
     x, h, c = (t.detach().unsqueeze(0).requires_grad_() for t in (case.input, case.old_h, case.old_cell))
 
@@ -394,34 +419,58 @@ class Result:
     compile_s: float | None
 
 
-def run_backend(name: str, case: Case, args: argparse.Namespace) -> list[Result]:
-    """Check (where it applies), then time both modes; a result per mode."""
+def error_note(error: Exception) -> str:
+    return f"ERROR {type(error).__name__}: {str(error).strip().partition(chr(10))[0]}"
 
-    def results(status, samples_by_mode, errors=None, note="", compile_s=None):
-        return [
-            Result(case.size, case.dtype, name, mode, status, samples_by_mode.get(mode, []), errors,
-                   note, compile_s)
-            for mode in MODES
-        ]
 
-    def time_it(fn):
-        return measure(fn, args.device, args.warmup, args.repeats, args.budget, args.graphs)
-
+def prepare(name: str, case: Case) -> tuple[Runner | None, dict | None, str]:
+    """A backend set up and checked (where the check applies): its runner (None if it failed or
+    raised), its errors against the reference, and a note."""
     try:
         runner = BACKENDS[name](case)
         errors = check(runner.lltm, case) if runner.lltm else None
-        notes = [runner.note]
-        if errors is not None:
-            worst = max(errors.values(), key=lambda e: (math.isnan(e), e))
-            tolerance = TOLERANCES[case.dtype]
-            if not worst <= tolerance:
-                return results("FAILED", {}, errors, f"FAILED: error {worst:.1e} > {tolerance:.0e}")
-            notes.append(f"error {worst:.0e}")
-        samples = {"fwd": time_it(torch.no_grad()(runner.forward)), "fwd+bwd": time_it(runner.train)}
     except Exception as error:  # one backend's failure must not lose the others' results
-        message = str(error).strip().partition("\n")[0]
-        return results("ERROR", {}, note=f"ERROR {type(error).__name__}: {message}")
-    return results("ok", samples, errors, ", ".join(filter(None, notes)), runner.compile_s)
+        return None, None, error_note(error)
+    notes = [runner.note]
+    if errors is not None:
+        worst = max(errors.values(), key=lambda e: (math.isnan(e), e))
+        tolerance = TOLERANCES[case.dtype]
+        if not worst <= tolerance:
+            return None, errors, f"FAILED: error {worst:.1e} > {tolerance:.0e}"
+        notes.append(f"error {worst:.0e}")
+    return runner, errors, ", ".join(filter(None, notes))
+
+
+def run_case(case: Case, args: argparse.Namespace, progress: Progress) -> list[Result]:
+    """Every backend checked, then all of them timed together in both modes (interleaved, see
+    measure); a result per backend and mode."""
+    prepared = {}  # name -> (runner, errors, note)
+    for name in args.backends:
+        progress.show(f"{case.size} {dtype_name(case.dtype)} {name}")
+        prepared[name] = prepare(name, case)
+        progress.advance()
+    progress.show(f"{case.size} {dtype_name(case.dtype)}: timing")
+    timers = [
+        (name, mode, torch.no_grad()(runner.forward) if mode == "fwd" else runner.train)
+        for name, (runner, _, _) in prepared.items() if runner
+        for mode in MODES
+    ]
+    timed = measure([fn for _, _, fn in timers], args.device, args.warmup, args.repeats,
+                    args.budget, args.graphs, args.calls)
+    samples = {(name, mode): taken for (name, mode, _), taken in zip(timers, timed)}
+    results = []
+    for mode in MODES:  # grouped by mode for the report, backends in their order
+        for name, (runner, errors, note) in prepared.items():
+            taken = samples.get((name, mode), [])
+            if runner is None:
+                status = "FAILED" if note.startswith("FAILED") else "ERROR"
+            elif isinstance(taken, Exception):
+                status, note, taken = "ERROR", error_note(taken), []
+            else:
+                status = "ok"
+            results.append(Result(case.size, case.dtype, name, mode, status, taken, errors, note,
+                                  runner.compile_s if runner else None))
+    return results
 
 
 class Progress:
@@ -451,14 +500,7 @@ def run(args: argparse.Namespace) -> tuple[Machine, list[Result]]:
     results = []
     for size in args.sizes:
         for dtype in args.dtypes:
-            case = Case.make(size, dtype, args.device)
-            case_results = []
-            for name in args.backends:
-                progress.show(f"{size} {dtype_name(dtype)} {name}")
-                case_results += run_backend(name, case, args)
-                progress.advance()
-            # Grouped by mode for the report; the sort is stable, so backends keep their order.
-            results += sorted(case_results, key=lambda r: MODES.index(r.mode))
+            results += run_case(Case.make(size, dtype, args.device), args, progress)
     progress.close()
     return machine, results
 
@@ -585,6 +627,7 @@ def environment(args: argparse.Namespace) -> dict:
         "seed": args.seed,
         "warmup": args.warmup,
         "repeats": args.repeats,
+        "calls_per_sample": args.calls,
         "budget_s": args.budget,
         "timing": "CUDA graph replays" if args.graphs else "eager calls",
     }
@@ -699,15 +742,19 @@ def parse_args() -> argparse.Namespace:
         help=f"a smoke run: {QUICK_SIZE} float32, few repeats, no compile unless in --backends",
     )
     parser.add_argument(
-        "--repeats", type=int, help="timed calls per measurement, at most (default 100; quick 20)"
+        "--repeats", type=int, help="timed samples per measurement, at most (default 100; quick 20)"
+    )
+    parser.add_argument(
+        "--calls", type=int, default=10,
+        help="back-to-back calls per timed sample, whose mean is the sample (default 10)",
     )
     parser.add_argument(
         "--warmup", type=int, help="untimed calls before each measurement (default 10; quick 3)"
     )
     parser.add_argument(
         "--budget", type=float,
-        help="seconds after which a measurement stops repeating, once it has 5 samples "
-        "(default 2; quick 0.2)",
+        help="seconds per timed step (backend and mode) after which a case's interleaved "
+        "measurement stops taking samples, once it has 5 rounds (default 2; quick 0.2)",
     )
     parser.add_argument(
         "--seed", type=int, default=random.randrange(2**31), help="for all inputs (default: random)"
@@ -754,6 +801,8 @@ def parse_args() -> argparse.Namespace:
     args.budget = args.budget if args.budget is not None else (0.2 if quick else 2.0)
     if args.repeats < 2:
         parser.error("--repeats must be at least 2 (for a spread)")
+    if args.calls < 1:
+        parser.error("--calls must be at least 1")
     return args
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole GPU job in one call: environment, cold build from an empty cache, warm import
-# overhead, the tests, then bench.py twice: eager timing (what a training loop sees) and CUDA
-# graph replays (device time alone). Logs and results go to $OUT.
+# The whole GPU job in one call: environment, cold build from an empty cache (with per-file
+# compile times), warm import overhead, the tests, a kernel profile of the largest bfloat16 step,
+# then bench.py twice: eager timing (what a training loop sees) and CUDA graph replays (device
+# time alone). Logs and results go to $OUT.
 #   OUT=/tmp/out TESTS="tests" bash benchmarks/device_run.sh [bench.py args for both runs]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ start = time.perf_counter()
 subprocess.run([sys.executable, "-c", "import lltm_jit; print(lltm_jit.build_info())"], check=True)
 print(f"cold import wall: {time.perf_counter() - start:.1f} s")
 PY
+  echo "per-file compile times (ninja log: start ms, end ms, file):"
+  cut -f1,2,4 "$LLTM_JIT_CACHE_DIR"/*/.ninja_log | grep -v '^#'
   python3 - <<'PY'
 import statistics, subprocess, sys
 code = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -39,7 +42,13 @@ PY
 } >"$log" 2>&1
 grep -E "built in|cold import|warm:|passed|failed" "$log"
 
+python3 benchmarks/profile_step.py >"$OUT/profile.txt" 2>&1
 echo "== bench.py (eager timing)"
-python3 bench.py --out "$OUT" "$@" 2>"$OUT/bench.stderr" | tee "$OUT/bench.txt"
+# Its stderr (a progress bar, or a traceback) at the end of setup.txt: the device tool brings
+# back at most 8 files.
+python3 bench.py --out "$OUT" "$@" 2>>"$log" | tee "$OUT/bench.txt"
 echo "== bench.py --graphs (device time)"
 python3 bench.py --graphs --out "$OUT" "$@" 2>/dev/null | tee "$OUT/bench-graphs.txt"
+echo "== summary"
+grep -E "built in|cold import|warm:|passed|failed|\.o$|\.so$" "$log"
+grep -E "total$" "$OUT/profile.txt"
