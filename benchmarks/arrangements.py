@@ -17,6 +17,9 @@ import bench
 def times_us(fns, device: torch.device) -> list[float]:
     """Median device (CUDA graph replays) or wall time of each, interleaved (bench.measure)."""
     samples = bench.measure(fns, device, warmup=10, repeats=200, budget=1.0, graphs=device.type == "cuda")
+    for taken in samples:
+        if isinstance(taken, Exception):
+            raise taken
     return [statistics.median(taken) * 1e6 for taken in samples]
 
 

@@ -38,9 +38,10 @@ def test_bias_of_shape_1_by_3s(device):
         assert rel_err(a, b) < 1e-12
 
 
-# (37, 29, 45): one element per access on CUDA; (300, 24, 64): 16-byte accesses and several
-# blocks of rows, whose partial bias sums a second kernel adds up.
-@pytest.mark.parametrize("shape", [(37, 29, 45), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
+# On CUDA, (37, 29, 45): one element per access; (20, 24, 64): 16-byte accesses, one block of rows
+# (the bias gradient written directly); (300, 24, 64): several blocks of rows, whose partial bias
+# sums a second kernel adds up.
+@pytest.mark.parametrize("shape", [(37, 29, 45), (20, 24, 64), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_low_precision_within_torch_own_error(device, dtype, shape):
     """Our error against float64 is at most a small multiple of eager PyTorch's in that dtype."""
@@ -55,21 +56,39 @@ def test_low_precision_within_torch_own_error(device, dtype, shape):
         assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
 
 
+def unaligned(t):
+    """A contiguous copy of t that starts one element into its storage (never 16-byte aligned)."""
+    storage = torch.empty(t.numel() + 1, device=t.device, dtype=t.dtype)
+    return storage[1:].view(t.shape).copy_(t).detach().requires_grad_(t.requires_grad)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
 def test_unaligned_storage(device, dtype):
-    """Contiguous tensors that start one element into their storage (no 16-byte vector access):
-    the same results as aligned copies of them."""
+    """Unaligned tensors (no 16-byte vector access on CUDA) give what aligned copies give: through
+    autograd (the forward's inputs) and through the backward operator itself (its inputs)."""
     args = make_inputs(40, 16, 64, device=device, dtype=dtype)
-
-    def unaligned(t):
-        storage = torch.empty(t.numel() + 1, device=t.device, dtype=t.dtype)
-        return storage[1:].view(t.shape).copy_(t).detach().requires_grad_()
-
     shifted = [unaligned(t) for t in args]
     assert all(t.data_ptr() % 16 != 0 for t in shifted)
     tolerance = 1e-12 if dtype == torch.float64 else 1e-5 if dtype == torch.float32 else 1e-2
     for a, b in zip(forward_backward(lltm, shifted), forward_backward(lltm, args)):
         assert rel_err(a, b) < tolerance
+
+    input, weights, _, old_h, _ = (a.detach() for a in args)
+    new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
+    backward_args = [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, new_cell]
+    ours = torch.ops.lltm_jit.backward(*[unaligned(t) for t in backward_args])
+    for a, b in zip(ours, torch.ops.lltm_jit.backward(*backward_args)):
+        assert rel_err(a, b) < tolerance
+
+
+def test_in_place_change_of_new_cell_is_refused(device):
+    """new_cell is kept for the backward (which recomputes tanh from it): changing it in place
+    before the backward must raise autograd's error, not give wrong gradients."""
+    args = make_inputs(4, 3, 6, device=device)
+    new_h, new_cell = lltm(*args)
+    new_cell.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.autograd.grad((new_h.sum() + new_cell.sum()), args)
 
 
 def test_gradcheck_float64(device):
@@ -96,7 +115,9 @@ def test_every_output_element_written(device):
     torch.use_deterministic_algorithms(True)
     torch.utils.deterministic.fill_uninitialized_memory = True
     try:
-        for shape in [(1, 1, 1), (9, 5, 131), (64, 3, 257)]:
+        # On CUDA: one element per access (odd state) and 16-byte accesses over several blocks of
+        # rows (state 64, batch 300), whose partial bias sums go through a workspace.
+        for shape in [(1, 1, 1), (9, 5, 131), (64, 3, 257), (300, 7, 64)]:
             outs = forward_backward(lltm, make_inputs(*shape, device=device, dtype=torch.float32))
             assert all(torch.isfinite(t).all() for t in outs)
     finally:
