@@ -55,5 +55,6 @@ def main() -> None:
         print(f"{t:9.1f} us  {name[:110]}")
     print(f"{total:9.1f} us  total")
 
+
 if __name__ == "__main__":
     main()

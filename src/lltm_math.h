@@ -6,8 +6,6 @@
 
 #include <cmath>
 
-// Always inlined: a loop calling these is vectorised by the compiler only when no call is left in
-// it (GCC declined to inline backward_point on its own, leaving that loop scalar and 20x slower).
 #if defined(__CUDACC__)
 #define LLTM_HD __host__ __device__ __forceinline__
 #else
