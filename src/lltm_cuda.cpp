@@ -39,7 +39,8 @@ void cuda_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new
   const auto stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_forward_cuda", [&] {
     C10_CUDA_CHECK(cuda::launch_forward(ptr<scalar_t>(gates), ptr<scalar_t>(old_cell), ptr<scalar_t>(new_h),
-                                        ptr<scalar_t>(new_cell), old_cell.size(0), old_cell.size(1), stream));
+                                        ptr<scalar_t>(new_cell), old_cell.size(0), old_cell.size(1),
+                                        cuda::multiprocessors(), stream));
   });
 }
 
@@ -54,7 +55,8 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
   const c10::cuda::CUDAGuard guard(gates.device());
   const auto stream = c10::cuda::getCurrentCUDAStream();
   // Partial sums of the bias gradient, in the math type (float for the half types).
-  const int64_t partial_rows = cuda::bias_partial_rows(batch);
+  const int multiprocessors = cuda::multiprocessors();
+  const int64_t partial_rows = cuda::bias_partial_rows(batch, multiprocessors);
   const auto math_dtype = gates.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const Tensor partials =
       partial_rows > 1 ? at::empty({partial_rows, 3 * state}, gates.options().dtype(math_dtype)) : Tensor();
@@ -63,7 +65,7 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
     C10_CUDA_CHECK(cuda::launch_backward(
         ptr<scalar_t>(grad_h), ptr<scalar_t>(grad_cell), ptr<scalar_t>(gates), ptr<scalar_t>(new_cell),
         ptr<scalar_t>(d_gates), ptr<scalar_t>(d_old_cell), ptr<scalar_t>(d_bias),
-        partials.defined() ? partials.data_ptr<math_t>() : nullptr, batch, state, stream));
+        partials.defined() ? partials.data_ptr<math_t>() : nullptr, batch, state, multiprocessors, stream));
   });
 }
 

@@ -13,14 +13,19 @@ namespace lltm::cuda {
 template <typename scalar_t>
 using opmath_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
+// The current device's multiprocessor count, which sizes the grids and the bias workspace: read
+// once per operator call and passed to each, so that the workspace and the grid always agree.
+int multiprocessors();
+
 // gates: (batch, 3*state), the gate pre-activations; the rest (batch, state).
 template <typename scalar_t>
 cudaError_t launch_forward(const scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h,
-                           scalar_t* new_cell, int64_t batch, int64_t state, cudaStream_t stream);
+                           scalar_t* new_cell, int64_t batch, int64_t state, int multiprocessors,
+                           cudaStream_t stream);
 
 // The bias gradient's partial sums need a workspace of (rows, 3*state) opmath_t values: this
-// many rows at most, for the current device; none (nullptr) when it is 1 or less.
-int64_t bias_partial_rows(int64_t batch);
+// many rows at most; none (nullptr) when it is 1 or less.
+int64_t bias_partial_rows(int64_t batch, int multiprocessors);
 
 // Also sums d_gates over the batch into d_bias (3*state): per block in the same pass, then the
 // blocks' partial sums in `partials` by a second, small kernel. batch > 0.
@@ -28,6 +33,6 @@ template <typename scalar_t>
 cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
                             const scalar_t* gates, const scalar_t* new_cell, scalar_t* d_gates,
                             scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
-                            int64_t batch, int64_t state, cudaStream_t stream);
+                            int64_t batch, int64_t state, int multiprocessors, cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -222,15 +222,6 @@ bias_sum_kernel(const opmath_t<scalar_t>* __restrict__ partials, scalar_t* __res
   if (threadIdx.y == 0 && column < columns) d_bias[column] = Math<scalar_t>::store(sum[0]);
 }
 
-int multiprocessors() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    return 1;  // the launch that follows reports the error
-  }
-  return std::max(count, 1);
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Blocks of (tx, ty) threads, tx a power of two up to a warp across the column groups; a grid of
@@ -242,53 +233,62 @@ struct Geometry {
   int64_t rows_per_block;
 };
 
-Geometry geometry(int64_t batch, int64_t state, int vec, int blocks_per_multiprocessor) {
+Geometry geometry(int64_t batch, int64_t state, int vec, int blocks_per_multiprocessor,
+                  int multiprocessors) {
   const int64_t groups = state / vec;
   unsigned tx = 1;
   while (tx < 32 && 2 * tx <= groups) tx *= 2;
   const unsigned ty = kThreads / tx;
   const int64_t column_blocks = ceil_div(groups, tx);
   const int64_t wanted_row_blocks =
-      std::max<int64_t>(1, ceil_div(int64_t{blocks_per_multiprocessor} * multiprocessors(), column_blocks));
+      std::max<int64_t>(1, ceil_div(int64_t{blocks_per_multiprocessor} * multiprocessors, column_blocks));
   const int64_t rows = ceil_div(std::max(kMinRowsPerBlock, ceil_div(batch, wanted_row_blocks)), ty) * ty;
   return {dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(ceil_div(batch, rows))),
           dim3(tx, ty), rows};
 }
 
-// 16-byte accesses when every row starts 16-byte aligned, else one element at a time.
+// Calls run(std::integral_constant<int, VEC>{}): VEC = kVec<T>, 16-byte accesses, when every
+// row of every tensor starts 16-byte aligned, else VEC = 1, one element at a time.
 template <typename T>
 constexpr int kVec = 16 / sizeof(T);
 
-template <typename T>
-bool vectorisable(int64_t state, std::initializer_list<const void*> pointers) {
-  if (state % kVec<T> != 0) return false;
-  for (const void* p : pointers) {
-    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+template <typename T, typename Run>
+void with_access_width(int64_t state, std::initializer_list<const void*> pointers, Run&& run) {
+  bool aligned = state % kVec<T> == 0;
+  for (const void* p : pointers) aligned = aligned && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  if (aligned) {
+    run(std::integral_constant<int, kVec<T>>{});
+  } else {
+    run(std::integral_constant<int, 1>{});
   }
-  return true;
 }
 
 }  // namespace
 
-int64_t bias_partial_rows(int64_t batch) {
+int multiprocessors() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 1;  // the launch that follows reports the error
+  }
+  return std::max(count, 1);
+}
+
+int64_t bias_partial_rows(int64_t batch, int multiprocessors) {
   return std::min(ceil_div(batch, kMinRowsPerBlock),
-                  int64_t{kBackwardBlocksPerMultiprocessor} * multiprocessors());
+                  int64_t{kBackwardBlocksPerMultiprocessor} * multiprocessors);
 }
 
 template <typename scalar_t>
 cudaError_t launch_forward(const scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h,
-                           scalar_t* new_cell, int64_t batch, int64_t state, cudaStream_t stream) {
+                           scalar_t* new_cell, int64_t batch, int64_t state, int multiprocessors,
+                           cudaStream_t stream) {
   if (batch == 0) return cudaSuccess;
-  auto run = [&](auto vec) {
-    const Geometry geo = geometry(batch, state, vec, kForwardBlocksPerMultiprocessor);
+  with_access_width<scalar_t>(state, {gates, old_cell, new_h, new_cell}, [&](auto vec) {
+    const Geometry geo = geometry(batch, state, vec, kForwardBlocksPerMultiprocessor, multiprocessors);
     forward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
         gates, old_cell, new_h, new_cell, batch, state, geo.rows_per_block);
-  };
-  if (vectorisable<scalar_t>(state, {gates, old_cell, new_h, new_cell})) {
-    run(std::integral_constant<int, kVec<scalar_t>>{});
-  } else {
-    run(std::integral_constant<int, 1>{});
-  }
+  });
   return cudaGetLastError();
 }
 
@@ -296,20 +296,15 @@ template <typename scalar_t>
 cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
                             const scalar_t* gates, const scalar_t* new_cell, scalar_t* d_gates,
                             scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
-                            int64_t batch, int64_t state, cudaStream_t stream) {
+                            int64_t batch, int64_t state, int multiprocessors, cudaStream_t stream) {
   unsigned row_blocks = 0;
-  auto run = [&](auto vec) {
-    const Geometry geo = geometry(batch, state, vec, kBackwardBlocksPerMultiprocessor);
+  with_access_width<scalar_t>(state, {grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell}, [&](auto vec) {
+    const Geometry geo = geometry(batch, state, vec, kBackwardBlocksPerMultiprocessor, multiprocessors);
     row_blocks = geo.grid.y;
     backward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
         grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell, d_bias, partials, batch, state,
         geo.rows_per_block);
-  };
-  if (vectorisable<scalar_t>(state, {grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell})) {
-    run(std::integral_constant<int, kVec<scalar_t>>{});
-  } else {
-    run(std::integral_constant<int, 1>{});
-  }
+  });
   if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess || row_blocks == 1) {
     return error;
   }
@@ -320,9 +315,10 @@ cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
 }
 
 #define LLTM_INSTANTIATE(T)                                                                        \
-  template cudaError_t launch_forward<T>(const T*, const T*, T*, T*, int64_t, int64_t, cudaStream_t); \
+  template cudaError_t launch_forward<T>(const T*, const T*, T*, T*, int64_t, int64_t, int,       \
+                                         cudaStream_t);                                           \
   template cudaError_t launch_backward<T>(const T*, const T*, const T*, const T*, T*, T*, T*,      \
-                                          opmath_t<T>*, int64_t, int64_t, cudaStream_t);
+                                          opmath_t<T>*, int64_t, int64_t, int, cudaStream_t);
 LLTM_INSTANTIATE(float)
 LLTM_INSTANTIATE(double)
 LLTM_INSTANTIATE(__half)
