@@ -52,13 +52,13 @@ def _register_fake_kernels(namespace: str) -> None:
         return new, torch.empty_like(new), input.new_empty((batch, 3 * state))
 
     @torch.library.register_fake(backward)
-    def _(grad_h, grad_cell, input, weights, old_h, gates, new_cell):
+    def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell):
         batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
         return (
             input.new_empty((batch, state + features)),
             weights.new_empty(weights.shape),
             weights.new_empty((weights.shape[0],)),
-            grad_cell.new_empty((batch, state)),
+            old_cell.new_empty((batch, state)),
         )
 
 

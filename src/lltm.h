@@ -29,7 +29,7 @@ using at::Tensor;
 using FusedForward = void (*)(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
                               const Tensor& new_cell);
 using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                               const Tensor& new_cell, const Tensor& d_gates,
+                               const Tensor& old_cell, const Tensor& d_gates,
                                const Tensor& d_old_cell, const Tensor& d_bias);
 
 // Error messages are built with std::to_string and concatenation, and handed to TORCH_CHECK as
@@ -133,10 +133,10 @@ template <FusedBackward fused>
 std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const Tensor& grad_cell,
                                                     const Tensor& input, const Tensor& weights,
                                                     const Tensor& old_h, const Tensor& gates,
-                                                    const Tensor& new_cell) {
+                                                    const Tensor& old_cell) {
   check_same_kind({{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
                    {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
-                   {"new_cell", &new_cell}});
+                   {"old_cell", &old_cell}});
   check_rank(input, "input", 2, "(batch, input_features)");
   check_rank(old_h, "old_h", 2, "(batch, state_size)");
   const Sizes s{input.size(0), input.size(1), old_h.size(1)};
@@ -144,7 +144,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   check_shape(old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
   check_shape(grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
-  check_shape(new_cell, "new_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   check_shape(gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
   check_shape(weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * s.state, s.state + s.features});
@@ -153,15 +153,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(const Tensor& grad_h, const 
   Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
   Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
   Tensor d_bias = at::empty({3 * s.state}, opts);
-  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), new_cell.contiguous(),
+  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), old_cell.contiguous(),
         d_gates, d_old_cell, d_bias);
-  // d_weights = d_gates^T [old_h, input]. On CUDA as two products into its two blocks of columns,
-  // with no copy of [old_h, input]: at 4096x1024x1024 bf16 on an H200 the copy costs more than the
-  // split (benchmarks/NOTES.md). On the CPU a small split costs more (+8 us of 25 at the tutorial's
-  // size), so it copies. The forward's copy is not kept: (state_size + input_features) values per
-  // row for every step of a sequence.
+  // d_weights = d_gates^T [old_h, input]: one product over a copy of [old_h, input] (the forward's
+  // copy is not kept: (state_size + input_features) values per row for every step of a sequence),
+  // or, for a large copy on CUDA, two products into its two blocks of columns. Each product costs
+  // the host ~20 us on an H200's host, which bounds a small step; at 4096x1024x1024 bf16 the
+  // copy (16 MiB) costs the device more than the split (benchmarks/NOTES.md). On the CPU a split
+  // costs more at any size (+8 us of 25 at the tutorial's size).
+  const int64_t copy_bytes = s.batch * (s.state + s.features) * gates.element_size();
   Tensor d_weights;
-  if (gates.is_cuda()) {
+  if (gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
     d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
     Tensor d_weights_h = d_weights.narrow(1, 0, s.state);
     Tensor d_weights_input = d_weights.narrow(1, s.state, s.features);

@@ -45,7 +45,7 @@ void cuda_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new
 }
 
 void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                   const Tensor& new_cell, const Tensor& d_gates, const Tensor& d_old_cell,
+                   const Tensor& old_cell, const Tensor& d_gates, const Tensor& d_old_cell,
                    const Tensor& d_bias) {
   const int64_t batch = grad_h.size(0), state = grad_h.size(1);
   if (batch == 0) {
@@ -63,7 +63,7 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_backward_cuda", [&] {
     using math_t = cuda::opmath_t<typename CudaType<scalar_t>::type>;
     C10_CUDA_CHECK(cuda::launch_backward(
-        ptr<scalar_t>(grad_h), ptr<scalar_t>(grad_cell), ptr<scalar_t>(gates), ptr<scalar_t>(new_cell),
+        ptr<scalar_t>(grad_h), ptr<scalar_t>(grad_cell), ptr<scalar_t>(gates), ptr<scalar_t>(old_cell),
         ptr<scalar_t>(d_gates), ptr<scalar_t>(d_old_cell), ptr<scalar_t>(d_bias),
         partials.defined() ? partials.data_ptr<math_t>() : nullptr, batch, state, multiprocessors, stream));
   });

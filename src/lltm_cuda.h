@@ -31,7 +31,7 @@ int64_t bias_partial_rows(int64_t batch, int multiprocessors);
 // blocks' partial sums in `partials` by a second, small kernel. batch > 0.
 template <typename scalar_t>
 cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
-                            const scalar_t* gates, const scalar_t* new_cell, scalar_t* d_gates,
+                            const scalar_t* gates, const scalar_t* old_cell, scalar_t* d_gates,
                             scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
                             int64_t batch, int64_t state, int multiprocessors, cudaStream_t stream);
 

@@ -4,8 +4,9 @@
 // Layout of a pass: a thread owns VEC adjacent state columns (one 16-byte access per tensor when
 // the sizes and pointers allow, else VEC = 1) and walks a block's share of the batch rows; the
 // threads of a warp cover adjacent columns of one row. The forward pass writes only new_h and
-// new_cell; the backward pass recomputes the gate activations from the pre-activations, and sums
-// d_gates over its rows for the bias gradient, so d_gates is not read again for that.
+// new_cell; the backward pass recomputes the gate activations and new_cell from the gate
+// pre-activations and old_cell, and sums d_gates over its rows for the bias gradient, so d_gates
+// is not read again for that.
 #include "lltm_cuda.h"
 #include "lltm_math.h"
 
@@ -154,7 +155,7 @@ forward_kernel(const scalar_t* __restrict__ gates, const scalar_t* __restrict__ 
 template <typename scalar_t, int VEC>
 __global__ void __launch_bounds__(kThreads)
 backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict__ grad_cell,
-                const scalar_t* __restrict__ gates, const scalar_t* __restrict__ new_cell,
+                const scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
                 scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell,
                 scalar_t* __restrict__ d_bias, opmath_t<scalar_t>* __restrict__ partials,
                 int64_t batch, int64_t state, int64_t rows_per_block) {
@@ -168,7 +169,7 @@ backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict_
       const int64_t i = row * state + column, g = i + 2 * row * state;
       const P gh = load<VEC>(grad_h + i), gc = load<VEC>(grad_cell + i),
               z_input = load<VEC>(gates + g), z_output = load<VEC>(gates + g + state),
-              z_candidate = load<VEC>(gates + g + 2 * state), cell = load<VEC>(new_cell + i);
+              z_candidate = load<VEC>(gates + g + 2 * state), cell = load<VEC>(old_cell + i);
       P d_input, d_output, d_candidate, d_cell;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
@@ -294,15 +295,15 @@ cudaError_t launch_forward(const scalar_t* gates, const scalar_t* old_cell, scal
 
 template <typename scalar_t>
 cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
-                            const scalar_t* gates, const scalar_t* new_cell, scalar_t* d_gates,
+                            const scalar_t* gates, const scalar_t* old_cell, scalar_t* d_gates,
                             scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
                             int64_t batch, int64_t state, int multiprocessors, cudaStream_t stream) {
   unsigned row_blocks = 0;
-  with_access_width<scalar_t>(state, {grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell}, [&](auto vec) {
+  with_access_width<scalar_t>(state, {grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell}, [&](auto vec) {
     const Geometry geo = geometry(batch, state, vec, kBackwardBlocksPerMultiprocessor, multiprocessors);
     row_blocks = geo.grid.y;
     backward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
-        grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell, d_bias, partials, batch, state,
+        grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, d_bias, partials, batch, state,
         geo.rows_per_block);
   });
   if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess || row_blocks == 1) {

@@ -89,14 +89,14 @@ LLTM_HD BackwardOut<T> backward_from_activations(T grad_h, T grad_cell, Gates<T>
   return o;
 }
 
-// The same from the gate pre-activations and new_cell, as the forward keeps them: the activations
-// are recomputed rather than kept, which spares the forward pass writing them (memory traffic,
-// the limit of both passes, against arithmetic that is cheap beside it).
+// The same from the gate pre-activations and old_cell, as the forward keeps them: the activations
+// and new_cell are recomputed rather than kept, which spares the forward pass writing them (memory
+// traffic, the limit of both passes, against arithmetic that is cheap beside it).
 template <typename T, typename Math = StdMath>
 LLTM_HD BackwardOut<T> backward_point(T grad_h, T grad_cell, T z_input, T z_output, T z_candidate,
-                                      T new_cell) {
-  return backward_from_activations(grad_h, grad_cell, activate<T, Math>(z_input, z_output, z_candidate),
-                                   Math::tanh(new_cell));
+                                      T old_cell) {
+  const Gates<T> g = activate<T, Math>(z_input, z_output, z_candidate);
+  return backward_from_activations(grad_h, grad_cell, g, Math::tanh(old_cell + g.candidate * g.input));
 }
 
 }  // namespace lltm

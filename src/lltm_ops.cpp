@@ -70,7 +70,7 @@ C10_ALWAYS_INLINE void forward_row(const scalar_t* __restrict__ gates, const sca
 // (the forward's math), then the gradients from them. As one loop, GCC kept it scalar (20x slower).
 template <typename scalar_t>
 C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict__ grad_cell,
-                                    const scalar_t* __restrict__ gates, const scalar_t* __restrict__ new_cell,
+                                    const scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
                                     scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell,
                                     int64_t state) {
   using T = at::opmath_type<scalar_t>;
@@ -85,7 +85,7 @@ C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const s
       input[s] = g.input;
       output[s] = g.output;
       candidate[s] = g.candidate;
-      tanh_cell[s] = Math::tanh(static_cast<T>(new_cell[begin + s]));
+      tanh_cell[s] = Math::tanh(static_cast<T>(old_cell[begin + s]) + g.candidate * g.input);  // of new_cell
     }
     for (int64_t s = 0; s < n; ++s) {
       const int64_t j = begin + s;
@@ -113,9 +113,9 @@ LLTM_CPU_CLONES void forward_row(const float* gates, const float* old_cell, floa
 }
 
 LLTM_CPU_CLONES void backward_row(const float* grad_h, const float* grad_cell,
-                                  const float* gates, const float* new_cell, float* d_gates,
+                                  const float* gates, const float* old_cell, float* d_gates,
                                   float* d_old_cell, int64_t state) {
-  backward_row<float>(grad_h, grad_cell, gates, new_cell, d_gates, d_old_cell, state);
+  backward_row<float>(grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, state);
 }
 
 // Rows per parallel chunk: enough elements that a thread's share outweighs waking it.
@@ -141,14 +141,14 @@ void cpu_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_
 }
 
 void cpu_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                  const Tensor& new_cell, const Tensor& d_gates, const Tensor& d_old_cell,
+                  const Tensor& old_cell, const Tensor& d_gates, const Tensor& d_old_cell,
                   const Tensor& d_bias) {
   const int64_t batch = grad_h.size(0), state = grad_h.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_backward_cpu", [&] {
     const scalar_t* gh = grad_h.const_data_ptr<scalar_t>();
     const scalar_t* gc = grad_cell.const_data_ptr<scalar_t>();
     const scalar_t* g = gates.const_data_ptr<scalar_t>();
-    const scalar_t* c = new_cell.const_data_ptr<scalar_t>();
+    const scalar_t* c = old_cell.const_data_ptr<scalar_t>();
     scalar_t* dg = d_gates.data_ptr<scalar_t>();
     scalar_t* dc = d_old_cell.data_ptr<scalar_t>();
     at::parallel_for(0, batch, grain_rows(state), [&](int64_t begin, int64_t end) {
@@ -167,12 +167,12 @@ void cpu_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& g
 
 // The one place the operators are declared; the CUDA backend registers implementations of these.
 // forward's `gates` are the gate pre-activations (batch, 3 * state_size), what backward needs
-// besides new_cell.
+// besides the forward's inputs.
 TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
   m.def("forward(Tensor input, Tensor weights, Tensor bias, Tensor old_h, Tensor old_cell)"
         " -> (Tensor new_h, Tensor new_cell, Tensor gates)");
   m.def("backward(Tensor grad_h, Tensor grad_cell, Tensor input, Tensor weights, Tensor old_h,"
-        " Tensor gates, Tensor new_cell)"
+        " Tensor gates, Tensor old_cell)"
         " -> (Tensor d_old_h_input, Tensor d_weights, Tensor d_bias, Tensor d_old_cell)");
 }
 

@@ -57,6 +57,6 @@ def test_mixed_devices():
 def test_backward_op_checks_its_arguments():
     args = make_inputs(B, F, 0, requires_grad=False)  # state_size 0
     grads = [torch.randn(B, 0, dtype=torch.float64)] * 2
-    gates, new_cell = torch.randn(B, 0, dtype=torch.float64), torch.randn(B, 0, dtype=torch.float64)
+    gates, old_cell = torch.randn(B, 0, dtype=torch.float64), torch.randn(B, 0, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="old_h must have a non-empty state"):
-        torch.ops.lltm_jit.backward(*grads, args[0], args[1], args[3], gates, new_cell)
+        torch.ops.lltm_jit.backward(*grads, args[0], args[1], args[3], gates, old_cell)

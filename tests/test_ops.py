@@ -30,6 +30,15 @@ def test_matches_reference_float64(device, shape, noncontiguous):
         assert rel_err(a, b) < 1e-12, name
 
 
+def test_large_batch_split_weight_gradient(device):
+    """On CUDA a [old_h, input] copy over 8 MiB gives way to two products into d_weights' column
+    blocks (here 2100 x 600 float64, 10 MB)."""
+    args = make_inputs(2100, 37, 563, device=device)
+    for name, a, b in zip(["d_weights", "d_bias"], forward_backward(lltm, args)[3:5],
+                          forward_backward(reference_lltm, args)[3:5]):
+        assert rel_err(a, b) < 1e-12, name
+
+
 def test_bias_of_shape_1_by_3s(device):
     args = make_inputs(4, 6, 5, device=device, bias_2d=True)
     ours, ref = forward_backward(lltm, args), forward_backward(reference_lltm, args)
@@ -73,22 +82,40 @@ def test_unaligned_storage(device, dtype):
     for a, b in zip(forward_backward(lltm, shifted), forward_backward(lltm, args)):
         assert rel_err(a, b) < tolerance
 
-    input, weights, _, old_h, _ = (a.detach() for a in args)
+    input, weights, _, old_h, old_cell = (a.detach() for a in args)
     new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
-    backward_args = [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, new_cell]
+    backward_args = [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, old_cell]
     ours = torch.ops.lltm_jit.backward(*[unaligned(t) for t in backward_args])
     for a, b in zip(ours, torch.ops.lltm_jit.backward(*backward_args)):
         assert rel_err(a, b) < tolerance
 
 
-def test_in_place_change_of_new_cell_is_refused(device):
-    """new_cell is kept for the backward (which recomputes tanh from it): changing it in place
-    before the backward must raise autograd's error, not give wrong gradients."""
+def test_in_place_change_of_the_returned_state(device):
+    """Sequence code resets the state in place (at sequence ends): the backward recomputes
+    new_cell from old_cell, so the returned state may change, with the reference's gradients."""
     args = make_inputs(4, 3, 6, device=device)
+    keep = torch.tensor([1.0, 0.0, 1.0, 0.0], dtype=torch.float64, device=device)[:, None]
+
+    def step_then_reset(*a):
+        new_h, new_cell = a[0], a[1]
+        return new_h.mul_(keep), new_cell.mul_(keep)
+
+    ours = forward_backward(lambda *a: step_then_reset(*lltm(*a)), args)
+    ref = forward_backward(lambda *a: step_then_reset(*reference_lltm(*a)), args)
+    for a, b in zip(ours, ref):
+        assert rel_err(a, b) < 1e-12
+
+
+def test_in_place_change_of_a_kept_input_is_refused(device):
+    """old_cell is kept for the backward: changing it in place before the backward must raise
+    autograd's error, not give wrong gradients."""
+    args = [a.detach().clone() for a in make_inputs(4, 3, 6, device=device)]
+    old_cell = args[4]
+    params = [a.requires_grad_() for a in args[:4]]
     new_h, new_cell = lltm(*args)
-    new_cell.mul_(2)
+    old_cell.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        torch.autograd.grad((new_h.sum() + new_cell.sum()), args)
+        torch.autograd.grad((new_h.sum() + new_cell.sum()), params)
 
 
 def test_gradcheck_float64(device):
@@ -103,10 +130,10 @@ def test_opcheck(device):
         args = make_inputs(5, 7, 6, device=device, dtype=dtype)
         torch.library.opcheck(torch.ops.lltm_jit.forward.default, args)
         new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
-        input, weights, _, old_h, _ = (a.detach() for a in args)
+        input, weights, _, old_h, old_cell = (a.detach() for a in args)
         grads = [torch.randn_like(new_h), torch.randn_like(new_cell)]
         torch.library.opcheck(
-            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, new_cell)
+            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, old_cell)
         )
 
 
