@@ -105,9 +105,10 @@ def measure(
     functions take turns, one sample each per round, so that a slow spell of the machine (a
     shared host, a clock change) falls on all of them alike and their ratios stay fair. Stops
     once `budget` seconds per function have passed, after at least 5 rounds. On CUDA the samples
-    come from CUDA events, read after a final synchronize: the device's time, which includes its
-    idling while the host is still launching the kernels of a small step; with `graphs`, around
-    replays of each function captured in a CUDA graph, which leaves that idling out.
+    come from CUDA events, each sample starting on an idle device: the device's time, which
+    includes its idling while the host is still launching the kernels of a small step; with
+    `graphs`, around replays of each function captured in a CUDA graph, which leaves that idling
+    out.
     """
     cuda = device.type == "cuda"
     results: list[list[float] | Exception] = [[] for _ in fns]
@@ -130,6 +131,10 @@ def measure(
             try:
                 if cuda:
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    # Untimed: otherwise a sample starts behind the work another function left
+                    # queued (a device-bound one leaves milliseconds), which skewed the host-bound
+                    # samples that followed it by up to 30% on an H200 (benchmarks/NOTES.md).
+                    synchronize(device)
                     start.record()
                     for _ in range(calls):
                         timed()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU job in one call: environment, cold build from an empty cache (with per-file
 # compile times), warm import overhead, the tests, a kernel profile of the largest bfloat16 step,
-# then bench.py twice: eager timing (what a training loop sees) and CUDA graph replays (device
-# time alone). Logs and results go to $OUT.
+# the host's cost of a small float32 step's parts (host_costs.py), then bench.py twice: eager
+# timing (what a training loop sees) and CUDA graph replays (device time alone). Logs and results
+# go to $OUT.
 #   OUT=/tmp/out TESTS="tests" bash benchmarks/device_run.sh [bench.py args for both runs]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ start = time.perf_counter()
 subprocess.run([sys.executable, "-c", "import lltm_jit; print(lltm_jit.build_info())"], check=True)
 print(f"cold import wall: {time.perf_counter() - start:.1f} s")
 PY
+  [ $? -eq 0 ] || { echo "cold import failed: nothing else to run"; exit 1; }
   echo "per-file compile times (ninja log: start ms, end ms, file):"
   cut -f1,2,4 "$LLTM_JIT_CACHE_DIR"/*/.ninja_log | grep -v '^#'
   python3 - <<'PY'
@@ -32,9 +34,9 @@ code = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_cou
         "import lltm_jit; t2 = time.perf_counter(); "
         "print(t1 - t0, t2 - t1, torch.cuda.is_initialized())")
 runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-        for _ in range(7)]
+        for _ in range(3)]
 print(f"warm: import torch {statistics.median(float(r[0]) for r in runs):.3f} s, "
-      f"import lltm_jit over it {statistics.median(float(r[1]) for r in runs) * 1000:.1f} ms (median of 7), "
+      f"import lltm_jit over it {statistics.median(float(r[1]) for r in runs) * 1000:.1f} ms (median of 3), "
       f"CUDA initialised by the import: {runs[0][2]}")
 PY
   echo "== tests: ${TESTS:=tests}"
@@ -43,6 +45,7 @@ PY
 grep -E "built in|cold import|warm:|passed|failed" "$log"
 
 python3 benchmarks/profile_step.py >"$OUT/profile.txt" 2>&1
+for size in 16x32x128 256x512x1024; do python3 benchmarks/host_costs.py --size $size; done >>"$OUT/profile.txt" 2>&1
 echo "== bench.py (eager timing)"
 # Its stderr (a progress bar, or a traceback) at the end of setup.txt: the device tool brings
 # back at most 8 files.
