@@ -65,6 +65,23 @@ def test_low_precision_within_torch_own_error(device, dtype, shape):
         assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_saturated_gates(device, dtype):
+    """Gate pre-activations in the hundreds, where exp overflows (float16's range, the hardware
+    approximations on CUDA): outputs and gradients finite and as close to float64 as eager's."""
+    args64 = make_inputs(24, 5, 16, device=device, seed=5)
+    args64[1] = (args64[1] * 300).detach().requires_grad_()
+    exact = forward_backward(reference_lltm, args64)
+    args = [a.detach().to(dtype).requires_grad_() for a in args64]
+    ours = forward_backward(lltm, args)
+    theirs = forward_backward(reference_lltm, args)
+    gates = torch.cat([args[3], args[0]], 1).double() @ args[1].double().t()
+    assert gates.abs().max() > 200
+    for a, b, e in zip(ours, theirs, exact):
+        assert torch.isfinite(a).all()
+        assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * torch.finfo(dtype).eps
+
+
 def unaligned(t):
     """A contiguous copy of t that starts one element into its storage (never 16-byte aligned)."""
     storage = torch.empty(t.numel() + 1, device=t.device, dtype=t.dtype)
