@@ -69,6 +69,7 @@ def main() -> int:
     if rank == 0:
         print(f"lltm_jit {lltm_jit.backend()} on {world} ranks ({device.type}): loss {losses[0]:.4f} -> "
               f"{losses[-1]:.4f}; parameters identical on every rank: {in_step}")
+    dist.barrier()  # no rank tears the group down while another is still in a collective
     dist.destroy_process_group()
     return 0 if in_step and learned else 1
 

@@ -13,6 +13,7 @@
 #include <ATen/ops/zeros_like.h>
 
 #include <memory>
+#include <mutex>
 #include <type_traits>
 
 #define LLTM_STRINGIFY_(x) #x
@@ -54,15 +55,20 @@ struct LLTMBackward final : Node {
 
   std::string name() const override { return "LLTMBackward"; }
 
+  // Both under the node's mutex, as node.h asks: two threads may run backward through one graph,
+  // and the one that loses must find the saved variables released, not half-released.
   void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (SavedVariable* saved : {&input, &weights, &old_h, &gates, &old_cell}) saved->reset_data();
   }
 
   variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     // Grad mode is on here only under create_graph: the backward operator has no autograd of
     // its own, so a second derivative would silently come out wrong.
     TORCH_CHECK(!at::GradMode::is_enabled(),
-                "lltm: double backward (create_graph=True) is not supported");
+                "lltm: double backward (create_graph=True, as torch.func.grad, vjp and jacrev use) "
+                "is not supported");
     const Tensor x = input.unpack(), w = weights.unpack(), h = old_h.unpack(), c = old_cell.unpack();
     // Undefined when only one of new_h and new_cell was used.
     const Tensor grad_h = grads[0].defined() ? grads[0] : at::zeros_like(c);
@@ -75,8 +81,8 @@ struct LLTMBackward final : Node {
   }
 };
 
-// Nodes are held by std::shared_ptr up to torch 2.12 and by c10::intrusive_ptr since; Edge says
-// which. deleteNode (shared_ptr only) frees a long chain of nodes, a long sequence's, without
+// Nodes are held by std::shared_ptr in torch 2.11 (and before) and by c10::intrusive_ptr in 2.13
+// (and after); Edge says which. deleteNode (shared_ptr only) frees a long chain of nodes, a long sequence's, without
 // recursing once per node; it is found at instantiation, through the argument's base class.
 using NodePtr = decltype(Edge::function);
 
@@ -95,6 +101,11 @@ NodePtr make_node(T*& node) {
 std::tuple<Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
                                                     const Tensor& bias, const Tensor& old_h,
                                                     const Tensor& old_cell) {
+  // Without this, forward-mode AD (torch.autograd.forward_ad, torch.func.jvp) would silently
+  // give the outputs a zero tangent.
+  for (const Tensor* t : {&input, &weights, &bias, &old_h, &old_cell}) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!t->_fw_grad(/*level=*/0).defined(), "lltm: forward-mode AD is not supported");
+  }
   auto out = [&] {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return forward_op().call(input, weights, bias, old_h, old_cell);

@@ -135,6 +135,16 @@ def test_in_place_change_of_a_kept_input_is_refused(device):
         torch.autograd.grad((new_h.sum() + new_cell.sum()), params)
 
 
+def test_forward_mode_ad_is_refused(device):
+    import torch.autograd.forward_ad as fwAD
+
+    args = make_inputs(3, 4, 5, device=device, requires_grad=False)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(args[3], torch.randn_like(args[3]))
+        with pytest.raises(RuntimeError, match="lltm: forward-mode AD is not supported"):
+            lltm(args[0], args[1], args[2], dual, args[4])
+
+
 def test_gradcheck_float64(device):
     args = make_inputs(3, 4, 5, device=device, seed=3)
     assert torch.autograd.gradcheck(lltm, args)
