@@ -221,8 +221,8 @@ def floor_seconds(size: Size, mode: str, dtype: torch.dtype, machine: Machine) -
     Bytes: every tensor that must cross memory, read or written once:
       forward   reads input (B*F), old_h, old_cell (B*S each), weights (3S * (S+F)), bias (3S);
                 writes new_h, new_cell (B*S each) and, when a backward follows, what it keeps
-                besides new_cell: the gate pre-activations (3 * B*S);
-      backward  reads grad_h, grad_cell (B*S each), the kept gates, new_cell, input, old_h and
+                besides its inputs: the gate pre-activations (3 * B*S);
+      backward  reads grad_h, grad_cell (B*S each), the kept gates, old_cell, input, old_h and
                 weights; writes the gradients of input, weights, bias, old_h, old_cell.
     d_gates is not counted: a kernel that fused the elementwise pass into the products would
     never store it.

@@ -113,8 +113,8 @@ inline Sizes check_forward_args(const Tensor& input, const Tensor& weights, cons
 // Returns new_h, new_cell and, for the backward, the gate pre-activations.
 template <FusedForward fused>
 std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& input, const Tensor& weights,
-                                                   const Tensor& bias, const Tensor& old_h,
-                                                   const Tensor& old_cell) {
+                                           const Tensor& bias, const Tensor& old_h,
+                                           const Tensor& old_cell) {
   const Sizes s = check_forward_args(input, weights, bias, old_h, old_cell);
   // One product over the copy [old_h, input] rather than two products, one per block of weights'
   // columns: on the CPU at the tutorial's size the two cost 28 us against 22 us for one, and the

@@ -82,8 +82,9 @@ struct LLTMBackward final : Node {
 };
 
 // Nodes are held by std::shared_ptr in torch 2.11 (and before) and by c10::intrusive_ptr in 2.13
-// (and after); Edge says which. deleteNode (shared_ptr only) frees a long chain of nodes, a long sequence's, without
-// recursing once per node; it is found at instantiation, through the argument's base class.
+// (and after); Edge says which. deleteNode (shared_ptr only) frees a long chain of nodes, a long
+// sequence's, without recursing once per node; it is found at instantiation, through the
+// argument's base class.
 using NodePtr = decltype(Edge::function);
 
 template <typename T>
@@ -101,17 +102,17 @@ NodePtr make_node(T*& node) {
 std::tuple<Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
                                                     const Tensor& bias, const Tensor& old_h,
                                                     const Tensor& old_cell) {
-  // Without this, forward-mode AD (torch.autograd.forward_ad, torch.func.jvp) would silently
-  // give the outputs a zero tangent.
+  bool requires_grad = false;
   for (const Tensor* t : {&input, &weights, &bias, &old_h, &old_cell}) {
+    // Without this, forward-mode AD (torch.autograd.forward_ad, torch.func.jvp) would silently
+    // give the outputs a zero tangent.
     TORCH_CHECK_NOT_IMPLEMENTED(!t->_fw_grad(/*level=*/0).defined(), "lltm: forward-mode AD is not supported");
+    requires_grad = requires_grad || t->requires_grad();
   }
   auto out = [&] {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return forward_op().call(input, weights, bias, old_h, old_cell);
   }();
-  const bool requires_grad = input.requires_grad() || weights.requires_grad() || bias.requires_grad() ||
-                             old_h.requires_grad() || old_cell.requires_grad();
   if (!requires_grad || !at::GradMode::is_enabled()) return out;
   LLTMBackward* node = nullptr;
   const NodePtr owner = make_node(node);

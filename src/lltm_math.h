@@ -59,6 +59,12 @@ LLTM_HD Gates<T> activate(T z_input, T z_output, T z_candidate) {
   return {sigmoid<Math>(z_input), sigmoid<Math>(z_output), elu<Math>(z_candidate)};
 }
 
+// The cell update: new_cell from old_cell and the activated gates.
+template <typename T>
+LLTM_HD T new_cell_from(T old_cell, Gates<T> g) {
+  return old_cell + g.candidate * g.input;
+}
+
 // Forward of one (batch, state) element, from the gate pre-activations and old_cell.
 template <typename T>
 struct ForwardOut {
@@ -68,7 +74,7 @@ struct ForwardOut {
 template <typename T, typename Math = StdMath>
 LLTM_HD ForwardOut<T> forward_point(T z_input, T z_output, T z_candidate, T old_cell) {
   const Gates<T> g = activate<T, Math>(z_input, z_output, z_candidate);
-  const T new_cell = old_cell + g.candidate * g.input;
+  const T new_cell = new_cell_from(old_cell, g);
   return {new_cell, Math::tanh(new_cell) * g.output};
 }
 
@@ -96,7 +102,7 @@ template <typename T, typename Math = StdMath>
 LLTM_HD BackwardOut<T> backward_point(T grad_h, T grad_cell, T z_input, T z_output, T z_candidate,
                                       T old_cell) {
   const Gates<T> g = activate<T, Math>(z_input, z_output, z_candidate);
-  return backward_from_activations(grad_h, grad_cell, g, Math::tanh(old_cell + g.candidate * g.input));
+  return backward_from_activations(grad_h, grad_cell, g, Math::tanh(new_cell_from(old_cell, g)));
 }
 
 }  // namespace lltm

@@ -85,7 +85,7 @@ C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const s
       input[s] = g.input;
       output[s] = g.output;
       candidate[s] = g.candidate;
-      tanh_cell[s] = Math::tanh(static_cast<T>(old_cell[begin + s]) + g.candidate * g.input);  // of new_cell
+      tanh_cell[s] = Math::tanh(new_cell_from<T>(old_cell[begin + s], g));
     }
     for (int64_t s = 0; s < n; ++s) {
       const int64_t j = begin + s;

@@ -50,11 +50,9 @@ def test_bias_of_shape_1_by_3s(device):
 # On CUDA, (37, 29, 45): one element per access; (20, 24, 64): 16-byte accesses, one block of rows
 # (the bias gradient written directly); (300, 24, 64): several blocks of rows, whose partial bias
 # sums a second kernel adds up.
-@pytest.mark.parametrize("shape", [(37, 29, 45), (20, 24, 64), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_low_precision_within_torch_own_error(device, dtype, shape):
-    """Our error against float64 is at most a small multiple of eager PyTorch's in that dtype."""
-    args64 = make_inputs(*shape, device=device)
+def assert_within_torch_own_error(args64, dtype):
+    """Ours on args64 cast to dtype: outputs and gradients finite, of that dtype, and with an error
+    against float64 at most a small multiple of eager PyTorch's in that dtype. Returns the cast args."""
     exact = forward_backward(reference_lltm, args64)
     args = [a.detach().to(dtype).requires_grad_() for a in args64]
     ours = forward_backward(lltm, args)
@@ -62,7 +60,15 @@ def test_low_precision_within_torch_own_error(device, dtype, shape):
     eps = torch.finfo(dtype).eps
     for a, b, e in zip(ours, theirs, exact):
         assert a.dtype == dtype
+        assert torch.isfinite(a).all()
         assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
+    return args
+
+
+@pytest.mark.parametrize("shape", [(37, 29, 45), (20, 24, 64), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_low_precision_within_torch_own_error(device, dtype, shape):
+    assert_within_torch_own_error(make_inputs(*shape, device=device), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
@@ -71,15 +77,9 @@ def test_saturated_gates(device, dtype):
     approximations on CUDA): outputs and gradients finite and as close to float64 as eager's."""
     args64 = make_inputs(24, 5, 16, device=device, seed=5)
     args64[1] = (args64[1] * 300).detach().requires_grad_()
-    exact = forward_backward(reference_lltm, args64)
-    args = [a.detach().to(dtype).requires_grad_() for a in args64]
-    ours = forward_backward(lltm, args)
-    theirs = forward_backward(reference_lltm, args)
+    args = assert_within_torch_own_error(args64, dtype)
     gates = torch.cat([args[3], args[0]], 1).double() @ args[1].double().t()
     assert gates.abs().max() > 200
-    for a, b, e in zip(ours, theirs, exact):
-        assert torch.isfinite(a).all()
-        assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * torch.finfo(dtype).eps
 
 
 def unaligned(t):
