@@ -18,33 +18,32 @@ def forward_backward(fn, args, seed=1):
     return [new_h, new_cell, *torch.autograd.grad((new_h, new_cell), args, grads)]
 
 
+def assert_matches_reference(args, ours=lltm, ref=reference_lltm):
+    """`ours` against `ref` on float64 args: the outputs and all five gradients of the same shapes
+    and equal to round-off. Returns ours."""
+    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
+    outs = forward_backward(ours, args)
+    for name, a, b in zip(names, outs, forward_backward(ref, args), strict=True):
+        assert a.shape == b.shape, name
+        assert rel_err(a, b) < 1e-12, name
+    return outs
+
+
 @pytest.mark.parametrize("noncontiguous", [False, True])
 @pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_matches_reference_float64(device, shape, noncontiguous):
-    args = make_inputs(*shape, device=device, noncontiguous=noncontiguous)
-    ours = forward_backward(lltm, args)
-    ref = forward_backward(reference_lltm, args)
-    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
-    for name, a, b in zip(names, ours, ref):
-        assert a.shape == b.shape, name
-        assert rel_err(a, b) < 1e-12, name
+    assert_matches_reference(make_inputs(*shape, device=device, noncontiguous=noncontiguous))
 
 
 def test_large_batch_split_weight_gradient(device):
     """On CUDA a [old_h, input] copy over 8 MiB gives way to two products into d_weights' column
     blocks (here 2100 x 600 float64, 10 MB)."""
-    args = make_inputs(2100, 37, 563, device=device)
-    for name, a, b in zip(["d_weights", "d_bias"], forward_backward(lltm, args)[3:5],
-                          forward_backward(reference_lltm, args)[3:5]):
-        assert rel_err(a, b) < 1e-12, name
+    assert_matches_reference(make_inputs(2100, 37, 563, device=device))
 
 
 def test_bias_of_shape_1_by_3s(device):
-    args = make_inputs(4, 6, 5, device=device, bias_2d=True)
-    ours, ref = forward_backward(lltm, args), forward_backward(reference_lltm, args)
+    ours = assert_matches_reference(make_inputs(4, 6, 5, device=device, bias_2d=True))
     assert ours[4].shape == (1, 15)
-    for a, b in zip(ours, ref):
-        assert rel_err(a, b) < 1e-12
 
 
 # On CUDA, (37, 29, 45): one element per access; (20, 24, 64): 16-byte accesses, one block of rows
@@ -117,10 +116,8 @@ def test_in_place_change_of_the_returned_state(device):
         new_h, new_cell = a[0], a[1]
         return new_h.mul_(keep), new_cell.mul_(keep)
 
-    ours = forward_backward(lambda *a: step_then_reset(*lltm(*a)), args)
-    ref = forward_backward(lambda *a: step_then_reset(*reference_lltm(*a)), args)
-    for a, b in zip(ours, ref):
-        assert rel_err(a, b) < 1e-12
+    assert_matches_reference(args, ours=lambda *a: step_then_reset(*lltm(*a)),
+                             ref=lambda *a: step_then_reset(*reference_lltm(*a)))
 
 
 def test_in_place_change_of_a_kept_input_is_refused(device):
@@ -217,9 +214,7 @@ def test_cpu_and_cuda_agree(dtype):
 
 @requires_cuda
 def test_batch_beyond_65535():
-    args = make_inputs(70_001, 3, 5, device="cuda", dtype=torch.float64)
-    for a, b in zip(forward_backward(lltm, args), forward_backward(reference_lltm, args)):
-        assert rel_err(a, b) < 1e-12
+    assert_matches_reference(make_inputs(70_001, 3, 5, device="cuda", dtype=torch.float64))
 
 
 @requires_cuda
@@ -227,10 +222,9 @@ def test_batch_beyond_65535():
 def test_runs_on_the_inputs_device():
     args = make_inputs(8, 5, 7, device="cuda:1")
     with torch.cuda.device(0):
-        ours = forward_backward(lltm, args)
-    for a, b in zip(ours, forward_backward(reference_lltm, args)):
+        ours = assert_matches_reference(args)
+    for a in ours:
         assert a.device == torch.device("cuda:1")
-        assert rel_err(a, b) < 1e-12
 
 
 def test_gradient_through_one_output_only(device):
