@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import make_inputs, requires_cuda
+from helpers import make_inputs, requires_cuda
 
 from lltm_jit import lltm
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import rel_err
+from helpers import rel_err
 
 import lltm_jit
 

@@ -2,31 +2,13 @@
 
 import pytest
 import torch
-from conftest import make_inputs, rel_err, requires_cuda
+from helpers import (assert_matches_reference, assert_within_torch_own_error, forward_backward, make_inputs, rel_err,
+                     requires_cuda)
 
 import lltm_jit
 from lltm_jit import lltm, reference_lltm
 
 ODD_SHAPES = [(1, 1, 1), (1, 5, 3), (3, 1, 7), (7, 13, 9), (5, 17, 33), (16, 32, 128)]
-
-
-def forward_backward(fn, args, seed=1):
-    """Outputs and the gradients of all five arguments under random upstream gradients."""
-    new_h, new_cell = fn(*args)
-    gen = torch.Generator().manual_seed(seed)
-    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in (new_h, new_cell)]
-    return [new_h, new_cell, *torch.autograd.grad((new_h, new_cell), args, grads)]
-
-
-def assert_matches_reference(args, ours=lltm, ref=reference_lltm):
-    """`ours` against `ref` on float64 args: the outputs and all five gradients of the same shapes
-    and equal to round-off. Returns ours."""
-    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
-    outs = forward_backward(ours, args)
-    for name, a, b in zip(names, outs, forward_backward(ref, args), strict=True):
-        assert a.shape == b.shape, name
-        assert rel_err(a, b) < 1e-12, name
-    return outs
 
 
 @pytest.mark.parametrize("noncontiguous", [False, True])
@@ -49,21 +31,6 @@ def test_bias_of_shape_1_by_3s(device):
 # On CUDA, (37, 29, 45): one element per access; (20, 24, 64): 16-byte accesses, one block of rows
 # (the bias gradient written directly); (300, 24, 64): several blocks of rows, whose partial bias
 # sums a second kernel adds up.
-def assert_within_torch_own_error(args64, dtype):
-    """Ours on args64 cast to dtype: outputs and gradients finite, of that dtype, and with an error
-    against float64 at most a small multiple of eager PyTorch's in that dtype. Returns the cast args."""
-    exact = forward_backward(reference_lltm, args64)
-    args = [a.detach().to(dtype).requires_grad_() for a in args64]
-    ours = forward_backward(lltm, args)
-    theirs = forward_backward(reference_lltm, args)
-    eps = torch.finfo(dtype).eps
-    for a, b, e in zip(ours, theirs, exact):
-        assert a.dtype == dtype
-        assert torch.isfinite(a).all()
-        assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
-    return args
-
-
 @pytest.mark.parametrize("shape", [(37, 29, 45), (20, 24, 64), (300, 24, 64)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_low_precision_within_torch_own_error(device, dtype, shape):

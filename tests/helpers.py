@@ -1,0 +1,77 @@
+"""What the tests share: random LLTM arguments, error measures, the comparisons with the
+reference, and the device list. Imported as ``from helpers import ...`` (pytest puts tests/ on
+sys.path, as it has no __init__.py)."""
+
+import pytest
+import torch
+
+from lltm_jit import lltm, reference_lltm
+
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def make_inputs(batch, features, state, *, dtype=torch.float64, device="cpu", seed=0,
+                noncontiguous=False, bias_2d=False, requires_grad=True):
+    """Random LLTM arguments (input, weights, bias, old_h, old_cell), never zeros.
+
+    noncontiguous: every argument is a strided view of a larger tensor (weights column-major).
+    """
+    gen = torch.Generator().manual_seed(seed)
+
+    def rand(*shape):
+        if noncontiguous:  # every other column of a tensor twice as wide
+            wide = torch.randn(*shape[:-1], 2 * shape[-1], generator=gen, dtype=torch.float64)
+            return wide[..., ::2]
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    weights = rand(3 * state, state + features) / (state + features) ** 0.5
+    if noncontiguous:
+        weights = weights.t().contiguous().t()
+    bias = rand(1, 3 * state) if bias_2d else rand(3 * state)
+    tensors = [rand(batch, features), weights, bias, rand(batch, state), rand(batch, state)]
+    return [_keep_strides(t, device, dtype).requires_grad_(requires_grad) for t in tensors]
+
+
+def _keep_strides(t, device, dtype):
+    """t moved and cast with its strides kept (Tensor.to may copy into a dense layout)."""
+    return torch.empty_strided(t.size(), t.stride(), device=device, dtype=dtype).copy_(t)
+
+
+def rel_err(a, b):
+    a, b = a.double().cpu(), b.double().cpu()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+def forward_backward(fn, args, seed=1):
+    """Outputs and the gradients of all five arguments under random upstream gradients."""
+    new_h, new_cell = fn(*args)
+    gen = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in (new_h, new_cell)]
+    return [new_h, new_cell, *torch.autograd.grad((new_h, new_cell), args, grads)]
+
+
+def assert_matches_reference(args, ours=lltm, ref=reference_lltm):
+    """`ours` against `ref` on float64 args: the outputs and all five gradients of the same shapes
+    and equal to round-off. Returns ours."""
+    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
+    outs = forward_backward(ours, args)
+    for name, a, b in zip(names, outs, forward_backward(ref, args), strict=True):
+        assert a.shape == b.shape, name
+        assert rel_err(a, b) < 1e-12, name
+    return outs
+
+
+def assert_within_torch_own_error(args64, dtype):
+    """Ours on args64 cast to dtype: outputs and gradients finite, of that dtype, and with an error
+    against float64 at most a small multiple of eager PyTorch's in that dtype. Returns the cast args."""
+    exact = forward_backward(reference_lltm, args64)
+    args = [a.detach().to(dtype).requires_grad_() for a in args64]
+    ours = forward_backward(lltm, args)
+    theirs = forward_backward(reference_lltm, args)
+    eps = torch.finfo(dtype).eps
+    for a, b, e in zip(ours, theirs, exact):
+        assert a.dtype == dtype
+        assert torch.isfinite(a).all()
+        assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
+    return args
