@@ -73,6 +73,7 @@ def test_rejects_non_positive_sizes(sizes):
         lltm_jit.LLTM(*sizes)
 
 
+@pytest.mark.slow
 def test_ddp_example_trains_two_ranks_in_step():
     """examples/train_ddp.py under torchrun: two ranks import at once, train with
     DistributedDataParallel and end with identical parameters. On CPU ranks (gloo), so that it
