@@ -15,6 +15,7 @@ import warnings
 import torch
 
 from . import loader
+from . import checks
 from .reference import reference_lltm
 
 NAMESPACE = "lltm_jit"
@@ -27,31 +28,15 @@ _fallback_reason: str | None = None
 
 def _register_fake_kernels(namespace: str) -> None:
     """Shapes of one build's ops, for torch.compile and meta tensors (autograd is in C++)."""
-    forward = getattr(torch.ops, namespace).forward.default
-    backward = getattr(torch.ops, namespace).backward.default
+    ops = getattr(torch.ops, namespace)
 
-    @torch.library.register_fake(forward)
+    @torch.library.register_fake(ops.forward.default)
     def _(input, weights, bias, old_h, old_cell):
-        torch._check(input.dim() == 2, lambda: f"lltm: input must have 2 dimensions, got {input.dim()}")
-        torch._check(old_h.dim() == 2, lambda: f"lltm: old_h must have 2 dimensions, got {old_h.dim()}")
-        batch, state = input.shape[0], old_h.shape[1]
-        torch._check(
-            old_h.shape[0] == batch and old_cell.shape == old_h.shape,
-            lambda: "lltm: old_h and old_cell must have shape (batch, state_size)",
-        )
-        torch._check(
-            weights.shape == (3 * state, state + input.shape[1]),
-            lambda: "lltm: weights must have shape (3 * state_size, state_size + input_features)",
-        )
-        torch._check(bias.numel() == 3 * state and bias.dim() in (1, 2),
-                     lambda: "lltm: bias must have shape (3 * state_size,) or (1, 3 * state_size)")
-        for name, t in (("weights", weights), ("bias", bias), ("old_h", old_h), ("old_cell", old_cell)):
-            torch._check(t.dtype == input.dtype and t.device == input.device,
-                         lambda: f"lltm: all tensors must share input's dtype and device; {name} differs")
+        batch, state = checks.check_step(input, weights, bias, old_h, old_cell)
         new = input.new_empty((batch, state))
         return new, torch.empty_like(new), input.new_empty((batch, 3 * state))
 
-    @torch.library.register_fake(backward)
+    @torch.library.register_fake(ops.backward.default)
     def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell):
         batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
         return (
@@ -139,3 +124,4 @@ def lltm(input, weights, bias, old_h, old_cell):
         return reference_lltm(input, weights, bias, old_h, old_cell)
     new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
     return new_h, new_cell
+

@@ -7,11 +7,8 @@
 // new_cell; the backward pass recomputes the gate activations and new_cell from the gate
 // pre-activations and old_cell, and sums d_gates over its rows for the bias gradient, so d_gates
 // is not read again for that.
-#include "lltm_cuda.h"
-#include "lltm_math.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "cell_cuda.h"
+#include "cuda_utils.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,48 +17,6 @@
 namespace lltm::cuda {
 namespace {
 
-// For half and bfloat16 storage: the hardware's approximations (ex2.approx, rcp.approx and
-// tanh.approx, relative errors of about 2^-22, 2^-23 and 2^-11) in place of CUDA's accurate float
-// functions, whose dozens of instructions each made the fused passes instruction-bound rather
-// than memory-bound. Their errors stay at or below the storage's rounding (2^-9 for bfloat16,
-// 2^-11 for half). exp(x) - 1 loses relative precision near 0 but not absolute precision, which
-// is what the candidate's uses (old_cell + candidate * input_gate, candidate + 1) need.
-struct FastMath : StdMath {
-  __device__ static float exp(float x) { return __expf(x); }
-  __device__ static float expm1(float x) { return __expf(x) - 1.0f; }
-  __device__ static float reciprocal(float x) { return __fdividef(1.0f, x); }
-  __device__ static float tanh(float x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-    float y;
-    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-#else
-    return tanhf(x);
-#endif
-  }
-};
-
-// Storage <-> math type, and the functions the math uses. torch builds with
-// __CUDA_NO_HALF_CONVERSIONS__, hence explicit conversions.
-template <typename scalar_t>
-struct Math {
-  using Functions = StdMath;
-  __device__ static opmath_t<scalar_t> load(scalar_t v) { return v; }
-  __device__ static scalar_t store(opmath_t<scalar_t> v) { return v; }
-};
-template <>
-struct Math<__half> {
-  using Functions = FastMath;
-  __device__ static float load(__half v) { return __half2float(v); }
-  __device__ static __half store(float v) { return __float2half_rn(v); }
-};
-template <>
-struct Math<__nv_bfloat16> {
-  using Functions = FastMath;
-  __device__ static float load(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
-};
-
 constexpr int kThreads = 256;
 constexpr int64_t kMinRowsPerBlock = 32;  // fewer partial bias sums for a small batch
 // Blocks wanted per multiprocessor: enough bytes in flight to use the memory bandwidth. The
@@ -69,22 +24,6 @@ constexpr int64_t kMinRowsPerBlock = 32;  // fewer partial bias sums for a small
 // each row of blocks costs a row of partial bias sums.
 constexpr int kForwardBlocksPerMultiprocessor = 4;
 constexpr int kBackwardBlocksPerMultiprocessor = 2;
-
-// VEC elements read or written with one access.
-template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
-  T v[VEC];
-};
-
-template <int VEC, typename T>
-__device__ __forceinline__ Pack<T, VEC> load(const T* p) {
-  return *reinterpret_cast<const Pack<T, VEC>*>(p);
-}
-
-template <int VEC, typename T>
-__device__ __forceinline__ void store(T* p, const Pack<T, VEC>& pack) {
-  *reinterpret_cast<Pack<T, VEC>*>(p) = pack;
-}
 
 // This thread's first state column, and its block's rows: [first, end) by step.
 template <int VEC>
@@ -127,7 +66,7 @@ __global__ void __launch_bounds__(kThreads)
 forward_kernel(const scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
                scalar_t* __restrict__ new_h, scalar_t* __restrict__ new_cell, int64_t batch,
                int64_t state, int64_t rows_per_block) {
-  using M = Math<scalar_t>;
+  using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   const int64_t column = thread_column<VEC>();
   if (column >= state) return;
@@ -135,18 +74,18 @@ forward_kernel(const scalar_t* __restrict__ gates, const scalar_t* __restrict__ 
   for (int64_t row = rows.first; row < rows.end; row += rows.step) {
     const int64_t i = row * state + column;
     const scalar_t* g = gates + (i + 2 * row * state);  // row b of gates starts at 3 * b * state
-    const P z_input = load<VEC>(g), z_output = load<VEC>(g + state),
-            z_candidate = load<VEC>(g + 2 * state), cell = load<VEC>(old_cell + i);
+    const P z_input = read_pack<VEC>(g), z_output = read_pack<VEC>(g + state),
+            z_candidate = read_pack<VEC>(g + 2 * state), cell = read_pack<VEC>(old_cell + i);
     P cell_out, h_out;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      const auto o = forward_point<opmath_t<scalar_t>, typename M::Functions>(
-          M::load(z_input.v[k]), M::load(z_output.v[k]), M::load(z_candidate.v[k]), M::load(cell.v[k]));
-      cell_out.v[k] = M::store(o.new_cell);
-      h_out.v[k] = M::store(o.new_h);
+      const auto o = forward_point<T, MathFor<scalar_t>>(
+          T(z_input.v[k]), T(z_output.v[k]), T(z_candidate.v[k]), T(cell.v[k]));
+      cell_out.v[k] = scalar_t(o.new_cell);
+      h_out.v[k] = scalar_t(o.new_h);
     }
-    store(new_cell + i, cell_out);
-    store(new_h + i, h_out);
+    write_pack(new_cell + i, cell_out);
+    write_pack(new_h + i, h_out);
   }
 }
 
@@ -159,7 +98,7 @@ backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict_
                 scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell,
                 scalar_t* __restrict__ d_bias, opmath_t<scalar_t>* __restrict__ partials,
                 int64_t batch, int64_t state, int64_t rows_per_block) {
-  using M = Math<scalar_t>;
+  using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   opmath_t<scalar_t> sums[3 * VEC] = {};  // d_gates summed over rows: input, output, candidate
   const int64_t column = thread_column<VEC>();
@@ -167,27 +106,27 @@ backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict_
     const Rows rows = block_rows(batch, rows_per_block);
     for (int64_t row = rows.first; row < rows.end; row += rows.step) {
       const int64_t i = row * state + column, g = i + 2 * row * state;
-      const P gh = load<VEC>(grad_h + i), gc = load<VEC>(grad_cell + i),
-              z_input = load<VEC>(gates + g), z_output = load<VEC>(gates + g + state),
-              z_candidate = load<VEC>(gates + g + 2 * state), cell = load<VEC>(old_cell + i);
+      const P gh = read_pack<VEC>(grad_h + i), gc = read_pack<VEC>(grad_cell + i),
+              z_input = read_pack<VEC>(gates + g), z_output = read_pack<VEC>(gates + g + state),
+              z_candidate = read_pack<VEC>(gates + g + 2 * state), cell = read_pack<VEC>(old_cell + i);
       P d_input, d_output, d_candidate, d_cell;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        const auto o = backward_point<opmath_t<scalar_t>, typename M::Functions>(
-            M::load(gh.v[k]), M::load(gc.v[k]), M::load(z_input.v[k]), M::load(z_output.v[k]),
-            M::load(z_candidate.v[k]), M::load(cell.v[k]));
-        d_input.v[k] = M::store(o.d_input_gate);
-        d_output.v[k] = M::store(o.d_output_gate);
-        d_candidate.v[k] = M::store(o.d_candidate);
-        d_cell.v[k] = M::store(o.d_old_cell);
+        const auto o = backward_point<T, MathFor<scalar_t>>(
+            T(gh.v[k]), T(gc.v[k]), T(z_input.v[k]), T(z_output.v[k]),
+            T(z_candidate.v[k]), T(cell.v[k]));
+        d_input.v[k] = scalar_t(o.d_input_gate);
+        d_output.v[k] = scalar_t(o.d_output_gate);
+        d_candidate.v[k] = scalar_t(o.d_candidate);
+        d_cell.v[k] = scalar_t(o.d_old_cell);
         sums[k] += o.d_input_gate;
         sums[VEC + k] += o.d_output_gate;
         sums[2 * VEC + k] += o.d_candidate;
       }
-      store(d_gates + g, d_input);
-      store(d_gates + g + state, d_output);
-      store(d_gates + g + 2 * state, d_candidate);
-      store(d_old_cell + i, d_cell);
+      write_pack(d_gates + g, d_input);
+      write_pack(d_gates + g + state, d_output);
+      write_pack(d_gates + g + 2 * state, d_candidate);
+      write_pack(d_old_cell + i, d_cell);
     }
   }
   sum_over_block_rows(sums);
@@ -199,7 +138,7 @@ backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict_
       const int64_t out = gate * state + column + k;
       const auto sum = sums[gate * VEC + k];
       if (gridDim.y == 1) {
-        d_bias[out] = M::store(sum);
+        d_bias[out] = scalar_t(sum);
       } else {
         partials[blockIdx.y * 3 * state + out] = sum;
       }
@@ -220,10 +159,8 @@ bias_sum_kernel(const opmath_t<scalar_t>* __restrict__ partials, scalar_t* __res
     for (int64_t row = threadIdx.y; row < rows; row += blockDim.y) sum[0] += partials[row * columns + column];
   }
   sum_over_block_rows(sum);
-  if (threadIdx.y == 0 && column < columns) d_bias[column] = Math<scalar_t>::store(sum[0]);
+  if (threadIdx.y == 0 && column < columns) d_bias[column] = scalar_t(sum[0]);
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Blocks of (tx, ty) threads, tx a power of two up to a warp across the column groups; a grid of
 // column blocks by row blocks, with row blocks enough to give every multiprocessor
@@ -264,65 +201,58 @@ void with_access_width(int64_t state, std::initializer_list<const void*> pointer
   }
 }
 
+
 }  // namespace
 
-int multiprocessors() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    return 1;  // the launch that follows reports the error
-  }
-  return std::max(count, 1);
-}
-
 int64_t bias_partial_rows(int64_t batch, int multiprocessors) {
-  return std::min(ceil_div(batch, kMinRowsPerBlock),
-                  int64_t{kBackwardBlocksPerMultiprocessor} * multiprocessors);
+  return std::min(ceil_div(batch, kMinRowsPerBlock), int64_t{kBackwardBlocksPerMultiprocessor} * multiprocessors);
 }
 
-template <typename scalar_t>
-cudaError_t launch_forward(const scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h,
-                           scalar_t* new_cell, int64_t batch, int64_t state, int multiprocessors,
-                           cudaStream_t stream) {
-  if (batch == 0) return cudaSuccess;
-  with_access_width<scalar_t>(state, {gates, old_cell, new_h, new_cell}, [&](auto vec) {
-    const Geometry geo = geometry(batch, state, vec, kForwardBlocksPerMultiprocessor, multiprocessors);
-    forward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
-        gates, old_cell, new_h, new_cell, batch, state, geo.rows_per_block);
+cudaError_t launch_cell_forward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream) {
+  if (p.batch == 0) return cudaSuccess;
+  dispatch(dtype, "lltm_forward_cuda", [&](auto tag) {
+    using scalar_t = decltype(tag);
+    const auto* gates = static_cast<const scalar_t*>(p.gates);
+    const auto* old_cell = static_cast<const scalar_t*>(p.old_cell);
+    auto* new_h = static_cast<scalar_t*>(p.new_h);
+    auto* new_cell = static_cast<scalar_t*>(p.new_cell);
+    with_access_width<scalar_t>(p.state, {gates, old_cell, new_h, new_cell}, [&](auto vec) {
+      const Geometry geo = geometry(p.batch, p.state, vec, kForwardBlocksPerMultiprocessor, p.multiprocessors);
+      forward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
+          gates, old_cell, new_h, new_cell, p.batch, p.state, geo.rows_per_block);
+    });
   });
   return cudaGetLastError();
 }
 
-template <typename scalar_t>
-cudaError_t launch_backward(const scalar_t* grad_h, const scalar_t* grad_cell,
-                            const scalar_t* gates, const scalar_t* old_cell, scalar_t* d_gates,
-                            scalar_t* d_old_cell, scalar_t* d_bias, opmath_t<scalar_t>* partials,
-                            int64_t batch, int64_t state, int multiprocessors, cudaStream_t stream) {
-  unsigned row_blocks = 0;
-  with_access_width<scalar_t>(state, {grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell}, [&](auto vec) {
-    const Geometry geo = geometry(batch, state, vec, kBackwardBlocksPerMultiprocessor, multiprocessors);
-    row_blocks = geo.grid.y;
-    backward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
-        grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, d_bias, partials, batch, state,
-        geo.rows_per_block);
+cudaError_t launch_cell_backward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream) {
+  cudaError_t error = cudaSuccess;
+  dispatch(dtype, "lltm_backward_cuda", [&](auto tag) {
+    using scalar_t = decltype(tag);
+    auto* d_bias = static_cast<scalar_t*>(p.d_bias);
+    auto* partials = static_cast<opmath_t<scalar_t>*>(p.bias_partials);
+    const auto* grad_h = static_cast<const scalar_t*>(p.grad_h);
+    const auto* grad_cell = static_cast<const scalar_t*>(p.grad_cell);
+    const auto* gates = static_cast<const scalar_t*>(p.gates);
+    const auto* old_cell = static_cast<const scalar_t*>(p.old_cell);
+    auto* d_gates = static_cast<scalar_t*>(p.d_gates);
+    auto* d_old_cell = static_cast<scalar_t*>(p.d_old_cell);
+    unsigned row_blocks = 0;
+    with_access_width<scalar_t>(p.state, {grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell}, [&](auto vec) {
+      const Geometry geo = geometry(p.batch, p.state, vec, kBackwardBlocksPerMultiprocessor, p.multiprocessors);
+      row_blocks = geo.grid.y;
+      backward_kernel<scalar_t, decltype(vec)::value><<<geo.grid, geo.block, 0, stream>>>(
+          grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, d_bias, partials, p.batch, p.state,
+          geo.rows_per_block);
+    });
+    error = cudaGetLastError();
+    if (error != cudaSuccess || row_blocks == 1) return;
+    const dim3 block(kBiasSumColumns, kThreads / kBiasSumColumns);
+    bias_sum_kernel<scalar_t><<<static_cast<unsigned>(ceil_div(3 * p.state, kBiasSumColumns)), block, 0, stream>>>(
+        partials, d_bias, row_blocks, 3 * p.state);
+    error = cudaGetLastError();
   });
-  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess || row_blocks == 1) {
-    return error;
-  }
-  const dim3 block(kBiasSumColumns, kThreads / kBiasSumColumns);
-  bias_sum_kernel<scalar_t><<<static_cast<unsigned>(ceil_div(3 * state, kBiasSumColumns)), block, 0, stream>>>(
-      partials, d_bias, row_blocks, 3 * state);
-  return cudaGetLastError();
+  return error;
 }
-
-#define LLTM_INSTANTIATE(T)                                                                        \
-  template cudaError_t launch_forward<T>(const T*, const T*, T*, T*, int64_t, int64_t, int,       \
-                                         cudaStream_t);                                           \
-  template cudaError_t launch_backward<T>(const T*, const T*, const T*, const T*, T*, T*, T*,      \
-                                          opmath_t<T>*, int64_t, int64_t, int, cudaStream_t);
-LLTM_INSTANTIATE(float)
-LLTM_INSTANTIATE(double)
-LLTM_INSTANTIATE(__half)
-LLTM_INSTANTIATE(__nv_bfloat16)
 
 }  // namespace lltm::cuda

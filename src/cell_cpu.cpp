@@ -1,9 +1,8 @@
-// The operator schemas, and the CPU backend: fused elementwise passes parallel over the batch.
-#include "lltm.h"
+// The cell's CPU backend: fused elementwise passes, parallel over the batch.
+#include "cell.h"
+#include "cell_cpu.h"
 #include "lltm_math.h"
 
-#include <ATen/Dispatch.h>
-#include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/sum.h>
 #include <c10/util/bit_cast.h>
@@ -13,7 +12,7 @@
 #include <cmath>
 #include <type_traits>
 
-namespace lltm {
+namespace lltm::cpu {
 namespace {
 
 // float exp, expm1 and tanh as straight-line arithmetic (no calls, no branches), so that the
@@ -68,11 +67,12 @@ C10_ALWAYS_INLINE void forward_row(const scalar_t* __restrict__ gates, const sca
 
 // In two loops over chunks of the row, each of which the compiler vectorises: the activations
 // (the forward's math), then the gradients from them. As one loop, GCC kept it scalar (20x slower).
+// d_gates may be gates and d_old_cell grad_cell (the sequence's backward works in place): every
+// element is read before the gradients computed from it are written.
 template <typename scalar_t>
-C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict__ grad_cell,
-                                    const scalar_t* __restrict__ gates, const scalar_t* __restrict__ old_cell,
-                                    scalar_t* __restrict__ d_gates, scalar_t* __restrict__ d_old_cell,
-                                    int64_t state) {
+C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const scalar_t* grad_cell,
+                                    const scalar_t* gates, const scalar_t* __restrict__ old_cell,
+                                    scalar_t* d_gates, scalar_t* d_old_cell, int64_t state) {
   using T = at::opmath_type<scalar_t>;
   using Math = MathFor<scalar_t>;
   constexpr int64_t kChunk = 256;
@@ -123,10 +123,12 @@ int64_t grain_rows(int64_t state) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(state, 1));
 }
 
-void cpu_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
-                 const Tensor& new_cell) {
+}  // namespace
+
+void forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h, const Tensor& new_cell) {
   const int64_t batch = old_cell.size(0), state = old_cell.size(1);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_forward_cpu", [&] {
+  dispatch(gates.scalar_type(), "lltm_forward_cpu", [&](auto tag) {
+    using scalar_t = decltype(tag);
     const scalar_t* g = gates.const_data_ptr<scalar_t>();
     const scalar_t* c = old_cell.const_data_ptr<scalar_t>();
     scalar_t* h_out = new_h.data_ptr<scalar_t>();
@@ -140,11 +142,11 @@ void cpu_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_
   });
 }
 
-void cpu_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
-                  const Tensor& old_cell, const Tensor& d_gates, const Tensor& d_old_cell,
-                  const Tensor& d_bias) {
+void backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates, const Tensor& old_cell,
+              const Tensor& d_gates, const Tensor& d_old_cell, const Tensor& d_bias) {
   const int64_t batch = grad_h.size(0), state = grad_h.size(1);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gates.scalar_type(), "lltm_backward_cpu", [&] {
+  dispatch(gates.scalar_type(), "lltm_backward_cpu", [&](auto tag) {
+    using scalar_t = decltype(tag);
     const scalar_t* gh = grad_h.const_data_ptr<scalar_t>();
     const scalar_t* gc = grad_cell.const_data_ptr<scalar_t>();
     const scalar_t* g = gates.const_data_ptr<scalar_t>();
@@ -158,25 +160,15 @@ void cpu_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& g
       }
     });
   });
-  Tensor out = d_bias;  // a handle for sum_out, same storage
-  at::sum_out(out, d_gates, {0});
+  if (d_bias.defined()) {
+    Tensor out = d_bias;  // a handle for sum_out, same storage
+    at::sum_out(out, d_gates, {0});
+  }
 }
 
-}  // namespace
-}  // namespace lltm
-
-// The one place the operators are declared; the CUDA backend registers implementations of these.
-// forward's `gates` are the gate pre-activations (batch, 3 * state_size), what backward needs
-// besides the forward's inputs.
-TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
-  m.def("forward(Tensor input, Tensor weights, Tensor bias, Tensor old_h, Tensor old_cell)"
-        " -> (Tensor new_h, Tensor new_cell, Tensor gates)");
-  m.def("backward(Tensor grad_h, Tensor grad_cell, Tensor input, Tensor weights, Tensor old_h,"
-        " Tensor gates, Tensor old_cell)"
-        " -> (Tensor d_old_h_input, Tensor d_weights, Tensor d_bias, Tensor d_old_cell)");
-}
+}  // namespace lltm::cpu
 
 TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {
-  m.impl("forward", TORCH_FN(lltm::forward<lltm::cpu_forward>));
-  m.impl("backward", TORCH_FN(lltm::backward<lltm::cpu_backward>));
+  m.impl("forward", TORCH_FN(lltm::cell_forward<lltm::cpu::forward>));
+  m.impl("backward", TORCH_FN(lltm::cell_backward<lltm::cpu::backward>));
 }

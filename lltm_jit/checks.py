@@ -1,0 +1,100 @@
+"""The operators' argument checks for their fake kernels (torch.compile, meta tensors): the same
+rules and messages as the C++ checks in src/checks.h, which run on real tensors. Values that only
+real data has (lengths' range) are checked in C++ alone."""
+
+from __future__ import annotations
+
+import torch
+
+DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    """c10::toString's name for a dtype: Double, Float, Half, BFloat16, Long, ..."""
+    return {
+        torch.float64: "Double", torch.float32: "Float", torch.float16: "Half", torch.bfloat16: "BFloat16",
+        torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+        torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+    }.get(dtype, str(dtype).removeprefix("torch."))
+
+
+def shape_str(sizes) -> str:
+    sizes = tuple(sizes)
+    return "(" + ", ".join(str(s) for s in sizes) + ("," if len(sizes) == 1 else "") + ")"
+
+
+def check_rank(op, t, name, rank, dims):
+    torch._check(t.dim() == rank, lambda: f"{op}: {name} must have {rank} dimensions {dims}, got {t.dim()} "
+                                          f"with shape {shape_str(t.shape)}")
+
+
+def check_shape(op, t, name, dims, expected):
+    torch._check(tuple(t.shape) == tuple(expected), lambda: f"{op}: {name} must have shape {dims} = "
+                                                            f"{shape_str(expected)}, got {shape_str(t.shape)}")
+
+
+def check_non_empty(op, t, name, dim, what):
+    torch._check(t.shape[dim] > 0, lambda: f"{op}: {name} must have a non-empty {what} dimension, "
+                                           f"got shape {shape_str(t.shape)}")
+
+
+def check_same_kind(op, named):
+    first_name, first = named[0]
+    torch._check(first.dtype in DTYPES, lambda: f"{op}: {first_name} must be a floating-point tensor "
+                                                f"(float64, float32, float16 or bfloat16), got {_dtype_name(first.dtype)}")
+    for name, t in named:
+        torch._check(t.device == first.device, lambda: f"{op}: all tensors must be on one device: {first_name} is "
+                                                       f"on {first.device} but {name} is on {t.device}")
+        torch._check(t.dtype == first.dtype, lambda: f"{op}: all tensors must have one dtype: {first_name} is "
+                                                     f"{_dtype_name(first.dtype)} but {name} is {_dtype_name(t.dtype)}")
+
+
+def check_parameters(op, weights, bias, features, h) -> int:
+    """The state size; bias None where there is none to check."""
+    check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
+    rows = weights.shape[0]
+    state = rows // 3 if rows % 3 == 0 and rows > 0 else h.shape[-1]
+    check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
+                (3 * state, state + features))
+    if bias is not None:
+        torch._check(bias.numel() == 3 * state and (bias.dim() == 1 or (bias.dim() == 2 and bias.shape[0] == 1)),
+                     lambda: f"{op}: bias must have shape (3 * state_size,) or (1, 3 * state_size) = "
+                             f"{shape_str((3 * state,))}, got {shape_str(bias.shape)}")
+    return state
+
+
+def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
+    """(batch, state_size) of the cell's forward operator."""
+    op = "lltm"
+    check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("old_h", old_h),
+                         ("old_cell", old_cell)])
+    check_rank(op, input, "input", 2, "(batch, input_features)")
+    check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
+    check_non_empty(op, old_h, "old_h", 1, "state")
+    check_non_empty(op, input, "input", 1, "feature")
+    state = check_parameters(op, weights, bias, input.shape[1], old_h)
+    batch = input.shape[0]
+    check_shape(op, old_h, "old_h", "(batch, state_size)", (batch, state))
+    check_shape(op, old_cell, "old_cell", "(batch, state_size)", (batch, state))
+    return batch, state
+
+
+def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int, int]:
+    """(time, batch, state_size) of a sequence operator; dtypes and devices are the caller's."""
+    check_rank(op, input, "input", 3, "(time, batch, input_features)")
+    check_rank(op, h0, "h0", 2, "(batch, state_size)")
+    check_non_empty(op, h0, "h0", 1, "state")
+    check_non_empty(op, input, "input", 2, "feature")
+    state = check_parameters(op, weights, bias, input.shape[2], h0)
+    time, batch = input.shape[0], input.shape[1]
+    check_shape(op, h0, "h0", "(batch, state_size)", (batch, state))
+    check_shape(op, c0, "c0", "(batch, state_size)", (batch, state))
+    if lengths is not None:
+        torch._check(lengths.dtype == torch.int64,
+                     lambda: f"{op}: lengths must be an int64 tensor, got {_dtype_name(lengths.dtype)}")
+        check_rank(op, lengths, "lengths", 1, "(batch,)")
+        check_shape(op, lengths, "lengths", "(batch,)", (batch,))
+        torch._check(lengths.device.type == "cpu" or lengths.device == input.device,
+                     lambda: f"{op}: lengths must be on the CPU or on input's device ({input.device}), "
+                             f"got {lengths.device}")
+    return time, batch, state

@@ -1,0 +1,71 @@
+// What every operator's autograd shares: finding the operator below autograd, making a Node, and
+// refusing what the Nodes do not support.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/saved_variable.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <initializer_list>
+#include <memory>
+#include <type_traits>
+
+#define LLTM_STRINGIFY_(x) #x
+#define LLTM_STRINGIFY(x) LLTM_STRINGIFY_(x)
+
+namespace lltm {
+
+using at::Tensor;
+using torch::autograd::Edge;
+using torch::autograd::Node;
+using torch::autograd::SavedVariable;
+using torch::autograd::variable_list;
+
+// The operator `name` of this library's namespace, for calls below autograd (CPU or CUDA).
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> find_op(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+#define LLTM_OP(name) LLTM_STRINGIFY(LLTM_JIT_NAMESPACE) "::" name
+
+// Nodes are held by std::shared_ptr in torch 2.11 and by c10::intrusive_ptr from 2.13 on; Edge
+// says which. deleteNode (shared_ptr only) frees a long chain of nodes, a long sequence's,
+// without recursing once per node; it is found at instantiation, through the argument's base
+// class.
+using NodePtr = decltype(Edge::function);
+
+template <typename T>
+NodePtr make_node(T*& node) {
+  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<Node>>) {
+    node = new T();
+    return NodePtr(node, [](Node* n) { deleteNode(static_cast<T*>(n)); });
+  } else {
+    auto owner = c10::make_intrusive<T>();
+    node = owner.get();
+    return owner;
+  }
+}
+
+// Whether any input requires a gradient. Refuses forward-mode AD, which would otherwise silently
+// give the outputs a zero tangent.
+inline bool any_requires_grad(const char* op, std::initializer_list<const Tensor*> inputs) {
+  bool requires_grad = false;
+  for (const Tensor* t : inputs) {
+    if (!t->defined()) continue;
+    TORCH_CHECK_NOT_IMPLEMENTED(!t->_fw_grad(/*level=*/0).defined(),
+                                std::string(op) + ": forward-mode AD is not supported");
+    requires_grad = requires_grad || t->requires_grad();
+  }
+  return requires_grad && at::GradMode::is_enabled();
+}
+
+// Grad mode is on inside a backward only under create_graph: the backward operators have no
+// autograd of their own, so a second derivative would silently come out wrong.
+inline void refuse_double_backward(const char* op) {
+  TORCH_CHECK(!at::GradMode::is_enabled(),
+              std::string(op) + ": double backward (create_graph=True, as torch.func.grad, vjp and jacrev use) "
+                                "is not supported");
+}
+
+}  // namespace lltm

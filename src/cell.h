@@ -1,0 +1,106 @@
+// Host side of the cell operators, shared by the CPU and CUDA backends: argument checks and the
+// matrix products (through ATen: BLAS on the CPU, cuBLAS on CUDA). Each backend supplies its
+// fused elementwise passes and instantiates `cell_forward` / `cell_backward` with them.
+#pragma once
+
+#include "checks.h"
+
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+
+#include <tuple>
+
+namespace lltm {
+
+// Fused passes. Every tensor is contiguous and on one device; batch may be 0.
+// gates (batch, 3*state) holds the gate pre-activations; the backward recomputes the activations.
+// The backward also writes d_bias (3*state), d_gates summed over the batch.
+using FusedForward = void (*)(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
+                              const Tensor& new_cell);
+using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
+                               const Tensor& old_cell, const Tensor& d_gates, const Tensor& d_old_cell,
+                               const Tensor& d_bias);
+
+struct StepSizes {
+  int64_t batch, features, state;
+};
+
+inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Tensor& bias, const Tensor& old_h) {
+  constexpr const char* op = "lltm";
+  check_rank(op, input, "input", 2, "(batch, input_features)");
+  check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
+  check_non_empty(op, old_h, "old_h", 1, "state");
+  check_non_empty(op, input, "input", 1, "feature");
+  const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h);
+  const StepSizes s{input.size(0), cell.features, cell.state};
+  check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
+  return s;
+}
+
+// Returns new_h, new_cell and, for the backward, the gate pre-activations.
+template <FusedForward fused>
+std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
+                                                const Tensor& old_h, const Tensor& old_cell) {
+  check_same_kind("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
+                           {"old_cell", &old_cell}});
+  const StepSizes s = check_step(input, weights, bias, old_h);
+  check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
+  // One product over the copy [old_h, input] rather than one per block of weights' columns: the
+  // second product would re-read and re-write the gates.
+  const Tensor gates = at::addmm(bias.reshape({3 * s.state}), at::cat({old_h, input}, 1), weights.t());
+  const auto opts = input.options();
+  Tensor new_h = at::empty({s.batch, s.state}, opts);
+  Tensor new_cell = at::empty({s.batch, s.state}, opts);
+  fused(gates, old_cell.contiguous(), new_h, new_cell);
+  return {new_h, new_cell, gates};
+}
+
+// Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
+// (3 * state_size,)) and old_cell.
+template <FusedBackward fused>
+std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, const Tensor& grad_cell,
+                                                         const Tensor& input, const Tensor& weights,
+                                                         const Tensor& old_h, const Tensor& gates,
+                                                         const Tensor& old_cell) {
+  constexpr const char* op = "lltm_backward";
+  check_same_kind(op, {{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input}, {"weights", &weights},
+                       {"old_h", &old_h}, {"gates", &gates}, {"old_cell", &old_cell}});
+  check_rank(op, input, "input", 2, "(batch, input_features)");
+  check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
+  check_non_empty(op, old_h, "old_h", 1, "state");
+  const StepSizes s{input.size(0), input.size(1), old_h.size(1)};
+  check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
+  check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
+              {3 * s.state, s.state + s.features});
+
+  const auto opts = gates.options();
+  Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
+  Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
+  Tensor d_bias = at::empty({3 * s.state}, opts);
+  fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), old_cell.contiguous(), d_gates,
+        d_old_cell, d_bias);
+  // d_weights = d_gates^T [old_h, input]: one product over a copy of [old_h, input] (the forward's
+  // copy is not kept, since a sequence would keep one per step), or, for a large copy on CUDA, two
+  // products into d_weights' two blocks of columns, where the copy costs the device more than the
+  // second product.
+  const int64_t copy_bytes = s.batch * (s.state + s.features) * gates.element_size();
+  Tensor d_weights;
+  if (gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
+    d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
+    Tensor d_weights_h = d_weights.narrow(1, 0, s.state);
+    Tensor d_weights_input = d_weights.narrow(1, s.state, s.features);
+    at::mm_out(d_weights_h, d_gates.t(), old_h);
+    at::mm_out(d_weights_input, d_gates.t(), input);
+  } else {
+    d_weights = at::mm(d_gates.t(), at::cat({old_h, input}, 1));
+  }
+  return {at::mm(d_gates, weights), d_weights, d_bias, d_old_cell};
+}
+
+}  // namespace lltm

@@ -1,0 +1,96 @@
+// Argument checks and their messages, shared by every operator's host code. Each message starts
+// with the operator's name and names the argument, what was expected and what was given:
+//   "lltm: old_h must have shape (batch, state_size) = (16, 128), got (16, 64)".
+// lltm_jit/checks.py gives the fake kernels the same rules and messages.
+#pragma once
+
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#include <ATen/core/Tensor.h>
+
+#include "dtypes.h"
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#ifndef LLTM_JIT_NAMESPACE
+#error "LLTM_JIT_NAMESPACE must name the operator namespace (the loader passes -DLLTM_JIT_NAMESPACE=...)"
+#endif
+
+namespace lltm {
+
+using at::Tensor;
+
+// Messages are joined from strings (numbers through std::to_string) and handed to TORCH_CHECK as
+// one string: given several arguments, c10::str formats them through a std::ostringstream
+// instantiated in this library, which crashes when it formats a number under the GCC 13 /
+// torch 2.11 toolchain of our GPU image.
+inline std::string join(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const auto part : parts) out += part;
+  return out;
+}
+
+inline std::string shape_str(at::IntArrayRef sizes) {
+  std::string s = "(";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + (sizes.size() == 1 ? ",)" : ")");
+}
+
+inline void check_rank(const char* op, const Tensor& t, const char* name, int64_t rank, const char* dims) {
+  TORCH_CHECK(t.dim() == rank, join({op, ": ", name, " must have ", std::to_string(rank), " dimensions ", dims,
+                                     ", got ", std::to_string(t.dim()), " with shape ", shape_str(t.sizes())}));
+}
+
+inline void check_shape(const char* op, const Tensor& t, const char* name, const char* dims,
+                        std::vector<int64_t> expected) {
+  TORCH_CHECK(t.sizes() == at::IntArrayRef(expected), join({op, ": ", name, " must have shape ", dims, " = ",
+                                                            shape_str(expected), ", got ", shape_str(t.sizes())}));
+}
+
+inline void check_non_empty(const char* op, const Tensor& t, const char* name, int64_t dim, const char* what) {
+  TORCH_CHECK(t.size(dim) > 0, join({op, ": ", name, " must have a non-empty ", what, " dimension, got shape ",
+                                     shape_str(t.sizes())}));
+}
+
+using Named = std::pair<const char*, const Tensor*>;
+
+// Every tensor on `first`'s device and of its dtype, one of the supported ones.
+inline void check_same_kind(const char* op, std::initializer_list<Named> named) {
+  const auto& [first_name, first] = *named.begin();
+  const auto dtype = first->scalar_type();
+  TORCH_CHECK(is_supported(dtype), join({op, ": ", first_name,
+                                         " must be a floating-point tensor (float64, float32, float16 or bfloat16), got ",
+                                         c10::toString(dtype)}));
+  for (const auto& [name, t] : named) {
+    TORCH_CHECK(t->device() == first->device(), join({op, ": all tensors must be on one device: ", first_name, " is on ",
+                                                      first->device().str(), " but ", name, " is on ", t->device().str()}));
+    TORCH_CHECK(t->scalar_type() == dtype, join({op, ": all tensors must have one dtype: ", first_name, " is ",
+                                                 c10::toString(dtype), " but ", name, " is ",
+                                                 c10::toString(t->scalar_type())}));
+  }
+}
+
+// The cell's parameters: weights (3 * state_size, state_size + input_features) multiplying
+// [h, input], bias (3 * state_size,) or (1, 3 * state_size). The state size comes from weights
+// when its rows divide by three, so that a state of the wrong size is the one blamed.
+struct CellSizes {
+  int64_t features, state;
+};
+
+// bias: nullptr where the caller has none to check.
+inline CellSizes check_parameters(const char* op, const Tensor& weights, const Tensor* bias, int64_t features,
+                                  const Tensor& h) {
+  check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
+  const int64_t state = weights.size(0) % 3 == 0 && weights.size(0) > 0 ? weights.size(0) / 3 : h.size(-1);
+  check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
+              {3 * state, state + features});
+  TORCH_CHECK(!bias || (bias->numel() == 3 * state && (bias->dim() == 1 || (bias->dim() == 2 && bias->size(0) == 1))),
+              join({op, ": bias must have shape (3 * state_size,) or (1, 3 * state_size) = ",
+                    shape_str({3 * state}), ", got ", shape_str(bias->sizes())}));
+  return {features, state};
+}
+
+}  // namespace lltm
