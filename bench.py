@@ -112,9 +112,9 @@ def parse_args() -> argparse.Namespace:
         "--seed", type=int, default=random.randrange(2**31), help="for all inputs (default: random)"
     )
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parent / "benchmarks" / "results",
+        "--out", type=Path, default=Path(__file__).resolve().parent / "bench-results",
         help="where to save <device>-<date>-<time>.json and .png "
-        "(default: benchmarks/results next to this file)",
+        "(default: bench-results next to this file, ignored by git)",
     )
     parser.add_argument(
         "--graphs", action="store_true",
