@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -161,22 +162,29 @@ def run_case(
 
 
 class Progress:
-    """A one-line progress bar on stderr."""
+    """Progress on stderr: a one-line bar redrawn in a terminal; in a log, a line per stage."""
 
-    def __init__(self, total: int):
-        self.total, self.done = total, 0
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
+        self.redraw = self.stream.isatty()
+        self.start = time.perf_counter()
 
     def show(self, label: str) -> None:
-        filled = 30 * self.done // self.total
-        line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {label}"
-        print(f"\r{line:<79}", end="", file=sys.stderr, flush=True)
+        if self.redraw:
+            filled = 30 * self.done // self.total
+            line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {label}"
+            print(f"\r{line:<79}", end="", file=self.stream, flush=True)
+        else:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f} s] {self.done}/{self.total} {label}", file=self.stream, flush=True)
 
     def advance(self) -> None:
         self.done += 1
 
     def close(self) -> None:
         self.show("done")
-        print(file=sys.stderr, flush=True)
+        if self.redraw:
+            print(file=self.stream, flush=True)
 
 
 def run(plans: list[Plan], settings: Settings) -> tuple[Machine, list[Result]]:

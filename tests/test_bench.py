@@ -1,5 +1,6 @@
 """The benchmark package behind bench.py: its statistics, its run over a kind of case, its report."""
 
+import io
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the checkout, not an installed one
 
-from benchmarks.cases import Kind, Plan, Runner, run  # noqa: E402
+from benchmarks.cases import Kind, Plan, Progress, Runner, run  # noqa: E402
 from benchmarks.report import summarize, table  # noqa: E402
 from benchmarks.timing import MIN_ROUNDS, Settings  # noqa: E402
 
@@ -103,6 +104,31 @@ def test_a_kind_extra_column_shows_where_measured(matmul_run):
     train_rows = [line.split() for line in lines[lines.index("8x8 float32 fwd+bwd"):]]
     assert next(row for row in train_rows if row[:1] == ["eager"])[6] == "12.5"
     assert next(row for row in train_rows if row[:1] == ["wrong"])[6] == "-"
+
+
+class Stream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_redraws_only_in_a_terminal(tty):
+    stream = Stream(tty)
+    progress = Progress(2, stream)
+    for label in ("first", "second"):
+        progress.show(label)
+        progress.advance()
+    progress.close()
+    text = stream.getvalue()
+    if tty:
+        assert text.count("\r") == 3 and text.count("\n") == 1
+    else:
+        assert "\r" not in text
+        assert [line.split("] ", 1)[1] for line in text.splitlines()] == ["0/2 first", "1/2 second", "2/2 done"]
 
 
 def test_bench_help_answers_without_building():
