@@ -10,6 +10,7 @@ import platform
 import shlex
 import socket
 import sys
+import textwrap
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -92,9 +93,15 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
         f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
-        "us: median time per step; p10/p90: relative to it; eager/t, peer/t: speedups over eager",
-        "and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); t/gemm: over",
-        "the products alone; error: the check's largest relative error against float64",
+        *textwrap.wrap(
+            f"us: median time per step, over samples that each are the mean of {env['calls_per_sample']} "
+            "back-to-back steps; p10/p90: the 10th and 90th percentile samples, relative to the median: "
+            "a tenth of the samples were faster than p10, a tenth slower than p90 (a p90 far above the "
+            "median: other work on the machine stalled some samples); eager/t, peer/t: speedups over "
+            "eager and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); t/gemm: "
+            "over the products alone; error: the check's largest relative error against float64",
+            width=96,
+        ),
     ]
     name_width = max([9, *(len(r["backend"]) + 1 for r in records)])
     for (_, size, dtype, mode), group in groupby(records, key=itemgetter("kind", "size", "dtype", "mode")):

@@ -9,7 +9,9 @@ from typing import Callable
 
 import torch
 
-MIN_ROUNDS = 5  # before the budget may stop a measurement
+# The fewest rounds that give a spread: with fewer samples, the 90th percentile sample is the
+# slowest one, so a single sample stalled by other work on the machine would become the p90.
+MIN_ROUNDS = 10
 
 
 @dataclass(frozen=True)
@@ -119,9 +121,14 @@ def median_seconds(fns: list[Callable[[], object]], device: torch.device, **opti
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    """(p10, median, p90)."""
-    deciles = statistics.quantiles(samples, n=10, method="inclusive")
-    return deciles[0], statistics.median(samples), deciles[-1]
+    """(p10, median, p90); p10 and p90 are samples themselves (nearest rank): a tenth of the
+    samples are faster than p10, a tenth slower than p90."""
+    ordered = sorted(samples)
+
+    def rank(tenths: int) -> float:  # the ceil(n * tenths / 10)-th smallest, in integers
+        return ordered[max(-(-len(ordered) * tenths // 10), 1) - 1]
+
+    return rank(1), statistics.median(ordered), rank(9)
 
 
 @dataclass

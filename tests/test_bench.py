@@ -14,7 +14,23 @@ sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the checkout, not a
 
 from benchmarks.cases import Kind, Plan, Progress, Runner, run  # noqa: E402
 from benchmarks.report import summarize, table  # noqa: E402
-from benchmarks.timing import MIN_ROUNDS, Settings  # noqa: E402
+from benchmarks.timing import MIN_ROUNDS, Settings, measure, percentiles  # noqa: E402
+
+
+def test_percentiles_are_samples_a_tenth_from_either_end():
+    # Two stalled samples in twenty: nearest ranks leave them out, as interpolation did not.
+    samples = [1.0 + i / 100 for i in range(18)] + [50.0, 80.0]
+    p10, median, p90 = percentiles(samples)
+    assert (p10, p90) == (1.01, 1.17)
+    assert median == pytest.approx(1.095)
+    assert percentiles([3.0, 1.0, 2.0]) == (1.0, 2.0, 3.0)
+
+
+def test_measure_takes_enough_rounds_for_a_spread():
+    calls = []
+    [taken] = measure([lambda: calls.append(1)], torch.device("cpu"), warmup=2, repeats=100, budget=0.0, calls=3)
+    assert len(taken) == MIN_ROUNDS
+    assert len(calls) == 2 + 3 * MIN_ROUNDS
 
 
 @dataclass(frozen=True)
