@@ -1,26 +1,24 @@
 #!/usr/bin/env python3
 """Which arrangement of the matrix products is cheaper: one product over a copy of [old_h, input]
 or two products, one per block of weights' columns. Device time (CUDA graph replays) on CUDA,
-wall time on the CPU; the decision in src/lltm.h rests on these numbers (benchmarks/NOTES.md).
+wall time on the CPU; the kernels' choice of arrangement (src/) rests on these numbers
+(benchmarks/NOTES.md).
 
   PYTHONPATH=. python3 benchmarks/arrangements.py [--device cuda] [--sizes 4096x1024x1024:bfloat16,...]
 """
 
 import argparse
-import statistics
 
 import torch
 
-import bench
+from benchmarks.cases import DTYPES
+from benchmarks.timing import median_seconds
 
 
 def times_us(fns, device: torch.device) -> list[float]:
-    """Median device (CUDA graph replays) or wall time of each, interleaved (bench.measure)."""
-    samples = bench.measure(fns, device, warmup=10, repeats=200, budget=1.0, graphs=device.type == "cuda")
-    for taken in samples:
-        if isinstance(taken, Exception):
-            raise taken
-    return [statistics.median(taken) * 1e6 for taken in samples]
+    """Median device (CUDA graph replays) or wall time of each, interleaved (timing.measure)."""
+    medians = median_seconds(fns, device, warmup=10, repeats=200, budget=1.0, graphs=device.type == "cuda")
+    return [t * 1e6 for t in medians]
 
 
 def main() -> None:
@@ -33,7 +31,7 @@ def main() -> None:
     for spec in args.sizes.split(","):
         size, dtype_name = spec.split(":")
         b, f, s = (int(v) for v in size.split("x"))
-        kw = {"device": device, "dtype": bench.DTYPES[dtype_name]}
+        kw = {"device": device, "dtype": DTYPES[dtype_name]}
         h, x = torch.randn(b, s, **kw), torch.randn(b, f, **kw)
         weights, bias = torch.randn(3 * s, s + f, **kw), torch.randn(3 * s, **kw)
         d_gates = torch.randn(b, 3 * s, **kw)

@@ -7,43 +7,30 @@ keeps up and the host's cost is what is measured.
 """
 
 import argparse
-import statistics
-import time
+import math
 
 import torch
 
-import bench
-import lltm_jit
-
-bench.lltm_jit = lltm_jit
+import lltm_jit  # noqa: F401 (registers torch.ops.lltm_jit)
+from benchmarks.step import STEP, Case, Size
+from benchmarks.timing import median_seconds
 
 
 def host_us(fn, calls=200, rounds=15, events=False):
     """Median over rounds of the time per call: the host's wall time, or with `events` the
     device's time between CUDA events around the round (what bench.py reads)."""
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin = time.perf_counter()
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        wall = time.perf_counter() - begin
-        torch.cuda.synchronize()
-        samples.append((start.elapsed_time(end) / 1e3 if events else wall) / calls * 1e6)
-    return statistics.median(samples)
+    device = torch.device("cuda")
+    [seconds] = median_seconds([fn], device, warmup=20, repeats=rounds, budget=math.inf, calls=calls,
+                               host=not events)
+    return seconds * 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--size", default="16x32x128", type=bench.Size.parse)
+    parser.add_argument("--size", default="16x32x128", type=Size.parse)
     args = parser.parse_args()
-    case = bench.Case.make(args.size, torch.float32, torch.device("cuda"))
-    b, s = args.size.batch, args.size.state
+    case = Case.make(args.size, torch.float32, torch.device("cuda"))
+    b, s = args.size.batch, args.size.state_size
     x, h, c = (t.detach() for t in (case.input, case.old_h, case.old_cell))
     w, bias = case.module.weights.detach(), case.module.bias.detach()
     hx = torch.cat([h, x], 1)
@@ -67,7 +54,7 @@ def main() -> None:
     with torch.no_grad():
         results = {name: host_us(fn) for name, fn in rows.items()}
     for name in ("eager", "lltm_jit", "lstmcell"):
-        runner = bench.BACKENDS[name](case)
+        runner = STEP.backends[name](case)
         results[f"{name} fwd+bwd step"] = host_us(runner.train, calls=50)
         results[f"{name} fwd+bwd step, CUDA events"] = host_us(runner.train, calls=50, events=True)
         results[f"{name} fwd+bwd step, 10 calls a round"] = host_us(runner.train, calls=10, rounds=75)

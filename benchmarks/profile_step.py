@@ -12,23 +12,21 @@ from collections import defaultdict
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import bench
-import lltm_jit
-
-bench.lltm_jit = lltm_jit  # bench.py imports it in main(), after parsing its arguments
+from benchmarks.cases import DTYPES
+from benchmarks.step import STEP, Case, Size
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="4096x1024x1024", type=bench.Size.parse)
-    parser.add_argument("--dtype", default="bfloat16", choices=bench.DTYPES)
-    parser.add_argument("--backend", default="lltm_jit", choices=bench.BACKENDS)
+    parser.add_argument("--size", default="4096x1024x1024", type=Size.parse)
+    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
+    parser.add_argument("--backend", default="lltm_jit", choices=STEP.backends)
     parser.add_argument("--steps", default=20, type=int)
     parser.add_argument("--host", action="store_true", help="host time per operator, not kernels")
     args = parser.parse_args()
     device = torch.device("cuda")
-    case = bench.Case.make(args.size, bench.DTYPES[args.dtype], device)
-    train = bench.BACKENDS[args.backend](case).train
+    case = Case.make(args.size, DTYPES[args.dtype], device)
+    train = STEP.backends[args.backend](case).train
     for _ in range(5):
         train()
     torch.cuda.synchronize()

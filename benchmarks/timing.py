@@ -1,0 +1,157 @@
+"""Timing: samples of several steps taken in turns, CUDA graph capture, and the machine's peaks."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+# The fewest rounds that give a spread: with fewer samples, the 90th percentile sample is the
+# slowest one, so a single sample stalled by other work on the machine would become the p90.
+MIN_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How each step is timed; see `measure`."""
+
+    device: torch.device
+    warmup: int
+    repeats: int
+    calls: int
+    budget: float
+    graphs: bool = False
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def capture(fn: Callable[[], object], warmup: int) -> Callable[[], object]:
+    """`fn` captured in a CUDA graph (warmed up on a side stream first, as capture requires):
+    its replay costs the device's time alone, with no host overhead between kernels."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(max(warmup, 3)):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def measure(
+    fns: list[Callable[[], object]], device: torch.device, warmup: int, repeats: int, budget: float,
+    graphs: bool = False, calls: int = 1, host: bool = False,
+) -> list[list[float] | Exception]:
+    """Seconds per call of each of `fns`, one sample per repeat, after `warmup` calls of each; or
+    the exception a function raised (it is then dropped, the others go on).
+
+    A sample is the mean over `calls` back-to-back calls, as a training loop makes them. The
+    functions take turns, one sample each per round, so that a slow spell of the machine (a
+    shared host, a clock change) falls on all of them alike and their ratios stay fair. Stops
+    once `budget` seconds per function have passed, after at least MIN_ROUNDS rounds (or
+    `repeats`, if fewer). On CUDA the samples come from CUDA events, each sample starting on an
+    idle device: the device's time, which includes its idling while the host is still launching
+    the kernels of a small step; with `graphs`, around replays of each function captured in a
+    CUDA graph, which leaves that idling out; with `host`, the host's wall time instead of the
+    device's (what launching the calls costs, when the device keeps up).
+    """
+    cuda = device.type == "cuda"
+    events = cuda and not host
+    results: list[list[float] | Exception] = [[] for _ in fns]
+    active = {}  # index -> the callable timed
+    for i, fn in enumerate(fns):
+        try:
+            timed = capture(fn, warmup) if graphs else fn
+            for _ in range(warmup):
+                timed()
+            active[i] = timed
+        except Exception as error:
+            results[i] = error
+    synchronize(device)
+    samples = {i: [] for i in active}  # with events: (start, end) pairs, converted at the end
+    enough = min(MIN_ROUNDS, repeats)
+    deadline = time.perf_counter() + budget * len(active)
+    rounds = 0
+    while active and rounds < repeats and (rounds < enough or time.perf_counter() < deadline):
+        for i, timed in list(active.items()):
+            try:
+                # Untimed: otherwise a sample starts behind the work another function left
+                # queued (a device-bound one leaves milliseconds).
+                synchronize(device)
+                if events:
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                begin = time.perf_counter()
+                for _ in range(calls):
+                    timed()
+                wall = time.perf_counter() - begin
+                if events:
+                    end.record()
+                samples[i].append((start, end) if events else wall / calls)
+            except Exception as error:
+                results[i] = error
+                del active[i], samples[i]
+        rounds += 1
+    synchronize(device)
+    for i, taken in samples.items():
+        results[i] = [start.elapsed_time(end) / 1e3 / calls for start, end in taken] if events else taken
+    return results
+
+
+def median_seconds(fns: list[Callable[[], object]], device: torch.device, **options) -> list[float]:
+    """The median of each function's samples from `measure` (same options); raises what a
+    function raised."""
+    taken = measure(fns, device, **options)
+    for samples in taken:
+        if isinstance(samples, Exception):
+            raise samples
+    return [statistics.median(samples) for samples in taken]
+
+
+def percentiles(samples: list[float]) -> tuple[float, float, float]:
+    """(p10, median, p90); p10 and p90 are samples themselves (nearest rank): a tenth of the
+    samples are faster than p10, a tenth slower than p90."""
+    ordered = sorted(samples)
+
+    def rank(tenths: int) -> float:  # the ceil(n * tenths / 10)-th smallest, in integers
+        return ordered[max(-(-len(ordered) * tenths // 10), 1) - 1]
+
+    return rank(1), statistics.median(ordered), rank(9)
+
+
+@dataclass
+class Machine:
+    """What this device does at best, measured in this run."""
+
+    copy_bytes_per_s: float  # bytes read + written per second by a large copy
+    matmul_flops_per_s: dict[str, float]  # by dtype name: a large square matmul
+
+
+def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
+    """The fastest of a few repeats, not the median: a floor must not be above what is possible."""
+    cuda = device.type == "cuda"
+    src = torch.ones((1 << 30 if cuda else 1 << 28) // 4, device=device)  # 1 GiB; 256 MiB on a CPU
+    dst = torch.empty_like(src)
+    copy_s = min(measure([lambda: dst.copy_(src)], device, 2, 20, 1.0)[0])
+    copy_bytes_per_s = 2 * src.nbytes / copy_s
+    del src, dst
+    n = 8192 if cuda else 1024  # a GPU needs this much to reach its peak; a CPU takes ~50 ms at 1024
+    peaks = {}
+    for dtype in dtypes:
+        a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+        out = torch.empty_like(a)
+        seconds = min(measure([lambda: torch.mm(a, b, out=out)], device, 2, 10, 1.0)[0])
+        peaks[dtype_name(dtype)] = 2 * n**3 / seconds
+    return Machine(copy_bytes_per_s, peaks)

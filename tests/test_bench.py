@@ -1,0 +1,169 @@
+"""The benchmark package behind bench.py: its statistics, its run over a kind of case, its report."""
+
+import io
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the checkout, not an installed one
+
+from benchmarks.cases import Kind, Plan, Progress, Runner, run  # noqa: E402
+from benchmarks.report import summarize, table  # noqa: E402
+from benchmarks.timing import MIN_ROUNDS, Settings, measure, percentiles  # noqa: E402
+
+
+def test_percentiles_are_samples_a_tenth_from_either_end():
+    # Two stalled samples in twenty: nearest ranks leave them out, as interpolation did not.
+    samples = [1.0 + i / 100 for i in range(18)] + [50.0, 80.0]
+    p10, median, p90 = percentiles(samples)
+    assert (p10, p90) == (1.01, 1.17)
+    assert median == pytest.approx(1.095)
+    assert percentiles([3.0, 1.0, 2.0]) == (1.0, 2.0, 3.0)
+
+
+def test_measure_takes_enough_rounds_for_a_spread():
+    calls = []
+    [taken] = measure([lambda: calls.append(1)], torch.device("cpu"), warmup=2, repeats=100, budget=0.0, calls=3)
+    assert len(taken) == MIN_ROUNDS
+    assert len(calls) == 2 + 3 * MIN_ROUNDS
+
+
+@dataclass(frozen=True)
+class Square:
+    n: int
+
+    def __str__(self):
+        return f"{self.n}x{self.n}"
+
+
+def matmul_kind(extras=None):
+    """A second kind of case, built from the registry alone: x @ w against a float64 reference."""
+
+    class Case:
+        def __init__(self, size, dtype, device):
+            self.size, self.dtype = size, dtype
+            self.x = torch.randn(size.n, size.n, dtype=dtype, device=device, requires_grad=True)
+            self.w = torch.randn(size.n, size.n, dtype=dtype, device=device)
+
+    def runner(op, case):
+        def check():
+            want = case.x.detach().double() @ case.w.double()
+            return {"out": ((op(case.x, case.w).double() - want).norm() / want.norm()).item()}
+
+        return Runner(lambda: op(case.x, case.w), lambda: op(case.x, case.w).sum().backward(), check=check)
+
+    def eager(case):
+        """torch.mm"""
+        return runner(torch.mm, case)
+
+    def wrong(case):
+        """x @ w + 1: fails its check"""
+        return runner(lambda x, w: x @ w + 1, case)
+
+    def sequence_only(case):
+        """no forward-only step"""
+        return Runner(None, lambda: (case.x @ case.w).sum().backward())
+
+    return Kind(
+        name="matmul", make_case=Case, backends={"eager": eager, "wrong": wrong, "train_only": sequence_only},
+        tolerances={torch.float32: 1e-5}, extras=extras or {},
+    )
+
+
+ENV = {
+    "lltm_jit": "0", "lltm_jit_build": {"backend": "test"}, "torch": torch.__version__, "device": "cpu",
+    "device_name": "cpu", "threads": 1, "load_average": (0.0,), "timing": "eager calls",
+    "calls_per_sample": 2, "seed": 0,
+}
+
+
+def peak(step, device):
+    return 12.5 if step() is None else None  # a value for the fwd+bwd rows (whose step returns None)
+
+
+@pytest.fixture(scope="module")
+def matmul_run():
+    settings = Settings(torch.device("cpu"), warmup=1, repeats=MIN_ROUNDS, calls=2, budget=0.0)
+    plan = Plan(matmul_kind({"peak MiB": peak}), sizes=[Square(8)], dtypes=[torch.float32],
+                backends=["eager", "wrong", "train_only"])
+    machine, results = run([plan], settings)
+    return machine, results, summarize(results, machine)
+
+
+def test_a_second_kind_runs_through_the_same_timing_and_report(matmul_run):
+    machine, results, records = matmul_run
+    statuses = {(r.backend, r.mode): r.status for r in results}
+    assert statuses == {
+        ("eager", "fwd"): "ok", ("wrong", "fwd"): "FAILED",
+        ("eager", "fwd+bwd"): "ok", ("wrong", "fwd+bwd"): "FAILED", ("train_only", "fwd+bwd"): "ok",
+    }
+    eager = next(r for r in records if (r["backend"], r["mode"]) == ("eager", "fwd+bwd"))
+    assert eager["repeats"] == MIN_ROUNDS and eager["eager_over_t"] == 1.0
+    assert eager["size_label"] == "n" and eager["floor_us"] is None  # a kind without a floor
+    lines = table([{**r, "extra": {}} for r in records], ENV, machine).splitlines()
+    assert "8x8 float32 fwd+bwd" in lines
+    assert lines[-1] == "NOT OK (seed 0): wrong 8x8 float32"
+    assert not any("MiB" in line for line in lines)
+
+
+def test_a_kind_extra_column_shows_where_measured(matmul_run):
+    machine, _, records = matmul_run
+    assert {r["backend"]: r["extra"] for r in records if r["mode"] == "fwd"}["eager"] == {"peak MiB": None}
+    lines = table(records, ENV, machine).splitlines()
+    header = next(line for line in lines if line.strip().startswith("backend"))
+    assert header.split() == ["backend", "us", "p10/p90", "eager/t", "peer/t", "t/floor", "peak", "MiB", "note"]
+    train_rows = [line.split() for line in lines[lines.index("8x8 float32 fwd+bwd"):]]
+    assert next(row for row in train_rows if row[:1] == ["eager"])[6] == "12.5"
+    assert next(row for row in train_rows if row[:1] == ["wrong"])[6] == "-"
+
+
+class Stream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_redraws_only_in_a_terminal(tty):
+    stream = Stream(tty)
+    progress = Progress(2, stream)
+    for label in ("first", "second"):
+        progress.show(label)
+        progress.advance()
+    progress.close()
+    text = stream.getvalue()
+    if tty:
+        assert text.count("\r") == 3 and text.count("\n") == 1
+    else:
+        assert "\r" not in text
+        assert [line.split("] ", 1)[1] for line in text.splitlines()] == ["0/2 first", "1/2 second", "2/2 done"]
+
+
+def test_bench_help_answers_without_building():
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = ['bench.py', '--help']\n"
+        "try:\n    runpy.run_path('bench.py', run_name='__main__')\n"
+        "except SystemExit as exit:\n    assert exit.code == 0\n"
+        "print('imported lltm_jit:', 'lltm_jit' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "  lltm_jit  lltm_jit.LLTM\n" in done.stdout
+    assert done.stdout.rstrip().endswith("imported lltm_jit: False")
+
+
+@pytest.mark.slow
+def test_bench_quick_checks_pass_and_writes_nothing(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "bench.py"), "--quick", "--no-save"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("all checks passed")
+    assert "16x32x128 float32 fwd+bwd" in done.stdout and list(tmp_path.iterdir()) == []
