@@ -1,19 +1,23 @@
 """lltm_jit: the LLTM cell as JIT-compiled C++/CUDA PyTorch operators.
 
 The first import compiles the bundled sources (once; see `lltm_jit.loader` for the cache) and
-registers ``torch.ops.lltm_jit.forward`` / ``backward``.
+registers ``torch.ops.lltm_jit.*``: the step (``forward``, ``backward``) and the whole sequence
+(``sequence_forward``, ``sequence_backward``).
 """
 
 import sys
 
 from . import ops
 from .loader import BuildError
-from .modules import LLTM
-from .ops import backend, build_info, lltm, reload
-from .reference import reference_lltm
+from .modules import LLTM, LLTMSequence
+from .ops import backend, build_info, lltm, lltm_sequence, reload
+from .reference import reference_lltm, reference_lltm_sequence
 
 __version__ = "0.1.0"
-__all__ = ["LLTM", "BuildError", "backend", "build_info", "lltm", "reference_lltm", "reload"]
+__all__ = [
+    "LLTM", "LLTMSequence", "BuildError", "backend", "build_info", "lltm", "lltm_sequence", "reference_lltm",
+    "reference_lltm_sequence", "reload",
+]
 
 
 def _run_as_command() -> bool:

@@ -1,11 +1,11 @@
-"""`LLTM`, the cell as an nn.Module."""
+"""`LLTM`, the cell, and `LLTMSequence`, the cell over whole sequences, as nn.Modules."""
 
 import math
 
 import torch
 from torch import nn
 
-from .ops import lltm
+from .ops import lltm, lltm_sequence
 
 
 class LLTM(nn.Module):
@@ -42,3 +42,24 @@ class LLTM(nn.Module):
             state = (zeros, zeros)
         old_h, old_cell = state
         return lltm(input, self.weights, self.bias, old_h, old_cell)
+
+
+class LLTMSequence(LLTM):
+    """The LLTM cell over whole sequences, in nn.LSTM's manner, one operator call per sequence.
+
+    forward(input (time, batch, input_features), or (batch, time, input_features) with
+    ``batch_first``; state None (zeros) or (h0, c0), each (batch, state_size); lengths None or
+    (batch,) int64) returns output (time, batch, state_size) (batch first with ``batch_first``)
+    and (h_n, c_n). Its parameters are the cell's, with the cell's names and shapes: a
+    `state_dict` moves between `LLTM` and `LLTMSequence`.
+    """
+
+    def __init__(self, input_features: int, state_size: int, batch_first: bool = False, device=None, dtype=None):
+        super().__init__(input_features, state_size, device=device, dtype=dtype)
+        self.batch_first = batch_first
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + (", batch_first=True" if self.batch_first else "")
+
+    def forward(self, input, state=None, lengths=None):
+        return lltm_sequence(input, self.weights, self.bias, state, lengths=lengths, batch_first=self.batch_first)

@@ -16,13 +16,14 @@ import torch
 
 from . import loader
 from . import checks
-from .reference import reference_lltm
+from .reference import reference_lltm, reference_lltm_sequence
 
 NAMESPACE = "lltm_jit"
 
 _builds: dict[str, loader.Build] = {}  # namespace -> loaded build
 _active: loader.Build | None = None  # the build lltm() runs; None: the reference fallback
 _forward = None  # torch.ops.<active namespace>.forward.default
+_sequence_forward = None  # torch.ops.<active namespace>.sequence_forward.default
 _fallback_reason: str | None = None
 
 
@@ -46,15 +47,35 @@ def _register_fake_kernels(namespace: str) -> None:
             old_cell.new_empty((batch, state)),
         )
 
+    @torch.library.register_fake(ops.sequence_forward.default)
+    def _(input, weights, bias, h0, c0, lengths):
+        op = "lltm_sequence"
+        checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
+        time, batch, state = checks.check_sequence(op, input, weights, bias, h0, c0, lengths)
+        output = input.new_empty((time, batch, state))
+        return (output, h0.new_empty((batch, state)), c0.new_empty((batch, state)),
+                input.new_empty((time, batch, 3 * state)), torch.empty_like(output))
+
+    @torch.library.register_fake(ops.sequence_backward.default)
+    def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells):
+        return (
+            torch.empty_like(input, memory_format=torch.contiguous_format),
+            weights.new_empty(weights.shape),
+            weights.new_empty((weights.shape[0],)),
+            h0.new_empty(h0.shape),
+            c0.new_empty(c0.shape),
+        )
+
 
 def _use(spec: loader.BuildSpec) -> loader.Build:
-    global _active, _forward
+    global _active, _forward, _sequence_forward
     if spec.namespace not in _builds:
         build = loader.load(spec)
         _register_fake_kernels(spec.namespace)
         _builds[spec.namespace] = build
     _active = _builds[spec.namespace]
     _forward = getattr(torch.ops, spec.namespace).forward.default
+    _sequence_forward = getattr(torch.ops, spec.namespace).sequence_forward.default
     return _active
 
 
@@ -125,3 +146,22 @@ def lltm(input, weights, bias, old_h, old_cell):
     new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
     return new_h, new_cell
 
+
+def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first=False):
+    """A whole sequence of LLTM steps: returns output and the final state (h_n, c_n).
+
+    input (time, batch, input_features), or (batch, time, input_features) with ``batch_first``;
+    weights and bias as for `lltm` (a cell's parameters); state None (zeros) or (h0, c0), each
+    (batch, state_size); lengths None or an int64 tensor (batch,) of values in [0, time], best on
+    the CPU: past its length a sequence's state stays as it is and its output is zero.
+    output (time, batch, state_size), or (batch, time, state_size) with ``batch_first``.
+    """
+    if _sequence_forward is None:
+        return reference_lltm_sequence(input, weights, bias, state, lengths=lengths, batch_first=batch_first)
+    if batch_first:
+        input = input.transpose(0, 1)
+    if state is None:
+        zeros = input.new_zeros(input.shape[1] if input.dim() == 3 else 0, weights.shape[0] // 3)
+        state = (zeros, zeros)
+    output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths)
+    return (output.transpose(0, 1) if batch_first else output), (h_n, c_n)

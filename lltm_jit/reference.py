@@ -17,3 +17,27 @@ def reference_lltm(input, weights, bias, old_h, old_cell):
     new_cell = old_cell + F.elu(candidate) * torch.sigmoid(input_gate)
     new_h = torch.tanh(new_cell) * torch.sigmoid(output_gate)
     return new_h, new_cell
+
+
+def reference_lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first=False, step=reference_lltm):
+    """A sequence as a Python loop of `step` (the reference's by default), with lltm_sequence's
+    arguments and results: past its length a sequence's state stays and its output is zero."""
+    if batch_first:
+        input = input.transpose(0, 1)
+    time, batch = input.shape[0], input.shape[1]
+    if state is None:
+        zeros = input.new_zeros(batch, weights.shape[0] // 3)
+        state = (zeros, zeros)
+    h, c = state
+    outputs = []
+    for t in range(time):
+        new_h, new_c = step(input[t], weights, bias, h, c)
+        if lengths is None:
+            h, c = new_h, new_c
+            outputs.append(new_h)
+        else:
+            runs = (lengths.to(input.device) > t).unsqueeze(1)
+            h, c = torch.where(runs, new_h, h), torch.where(runs, new_c, c)
+            outputs.append(torch.where(runs, new_h, torch.zeros_like(new_h)))
+    output = torch.stack(outputs) if outputs else input.new_empty(0, batch, h.shape[1])
+    return (output.transpose(0, 1) if batch_first else output), (h, c)

@@ -10,4 +10,14 @@ TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
   m.def("backward(Tensor grad_h, Tensor grad_cell, Tensor input, Tensor weights, Tensor old_h,"
         " Tensor gates, Tensor old_cell)"
         " -> (Tensor d_old_h_input, Tensor d_weights, Tensor d_bias, Tensor d_old_cell)");
+  // A whole sequence: input (time, batch, input_features), the cell's weights and bias, the initial
+  // state, and optional lengths (batch,): past its length a sequence's state stays as it is and its
+  // output is zero. `gates` (the pre-activations) and `cells` (the cell state after each step) are
+  // what the backward needs besides the inputs and the output; the backward overwrites `gates`
+  // with their gradients.
+  m.def("sequence_forward(Tensor input, Tensor weights, Tensor bias, Tensor h0, Tensor c0, Tensor? lengths)"
+        " -> (Tensor output, Tensor h_n, Tensor c_n, Tensor gates, Tensor cells)");
+  m.def("sequence_backward(Tensor? grad_output, Tensor? grad_h_n, Tensor? grad_c_n, Tensor input,"
+        " Tensor weights, Tensor h0, Tensor c0, Tensor? lengths, Tensor output, Tensor(a!) gates, Tensor cells)"
+        " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_h0, Tensor d_c0)");
 }

@@ -1,0 +1,70 @@
+// The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
+// pass (the cell's, cell_cpu.h) per step each way.
+#include "cell_cpu.h"
+#include "sequence.h"
+
+#include <ATen/ops/add.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/where.h>
+#include <torch/library.h>
+
+namespace lltm {
+namespace {
+
+// Rows (batch, 1) that step t runs: those of sequences longer than t.
+Tensor running(const Recurrence& r, int64_t t) {
+  return at::gt(r.lengths, t).unsqueeze(1);
+}
+
+void cpu_forward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const Tensor w_h = r.weights.narrow(1, 0, s.state);
+  Tensor h = r.h0;
+  for (int64_t t = 0; t < s.time; ++t) {
+    Tensor gates = r.gates.select(0, t), output = r.output.select(0, t), cells = r.cells.select(0, t);
+    const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : r.c0;
+    gates.addmm_(h, w_h.t());
+    cpu::forward(gates, c_prev, output, cells);
+    if (r.lengths.defined()) {
+      const Tensor run = running(r, t);
+      h = at::where(run, output, h);
+      cells.copy_(at::where(run, cells, c_prev));
+      output.masked_fill_(run.logical_not(), 0);
+    } else {
+      h = output;
+    }
+  }
+  r.h_n.copy_(h);
+  r.c_n.copy_(s.time > 0 ? r.cells.select(0, s.time - 1) : r.c0);
+}
+
+void cpu_backward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const Tensor w_h = r.weights.narrow(1, 0, s.state);
+  for (int64_t t = s.time - 1; t >= 0; --t) {
+    Tensor gates = r.gates.select(0, t);
+    const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : r.c0;
+    const Tensor grad_h = r.grad_output.defined() ? at::add(r.grad_output.select(0, t), r.d_h) : r.d_h;
+    // In place: each row's pre-activations become its gate gradients, and d_c that of c_prev.
+    const Tensor d_c_next = r.lengths.defined() ? r.d_c.clone() : r.d_c;
+    cpu::backward(grad_h.contiguous(), d_c_next, gates, c_prev, gates, r.d_c, Tensor());
+    if (r.lengths.defined()) {
+      // Past a sequence's end the step did not run: no gate gradients, d_h and d_c pass through.
+      const Tensor run = running(r, t);
+      gates.masked_fill_(run.logical_not(), 0);
+      r.d_c.copy_(at::where(run, r.d_c, d_c_next));
+      r.d_h.masked_fill_(run, 0);
+    } else {
+      r.d_h.zero_();
+    }
+    r.d_h.addmm_(gates, w_h);
+  }
+}
+
+}  // namespace
+}  // namespace lltm
+
+TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {
+  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::cpu_forward>));
+  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::cpu_backward>));
+}

@@ -1,0 +1,109 @@
+// The sequence operator's CUDA backend: the persistent kernels where W_h fits in a block's shared
+// memory, else a loop of one cuBLAS product and one fused kernel per step each way; no host
+// synchronisation either way.
+#include "sequence.h"
+#include "cuda_device.h"
+#include "sequence_cuda.h"
+
+#include <ATen/ops/empty_like.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace lltm {
+namespace {
+
+cuda::SequenceParams sequence_params(const Recurrence& r) {
+  cuda::SequenceParams p{};
+  p.time = r.sizes.time;
+  p.batch = r.sizes.batch;
+  p.state = r.sizes.state;
+  p.multiprocessors = cuda::device_attribute(cudaDevAttrMultiProcessorCount);
+  p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  p.weights = r.weights.const_data_ptr();
+  p.weights_ld = r.weights.stride(0);
+  p.h0 = r.h0.const_data_ptr();
+  p.c0 = r.c0.const_data_ptr();
+  p.gates = r.gates.data_ptr();
+  p.cells = r.cells.data_ptr();
+  p.output = r.output.data_ptr();
+  return p;
+}
+
+// LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit
+// (for tests and benchmarks of that path).
+bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
+  const char* choice = std::getenv("LLTM_JIT_SEQUENCE_KERNEL");
+  return !(choice && std::strcmp(choice, "step") == 0) && cuda::persistent_fits(p, dtype);
+}
+
+// The device copy of the lengths, made on the current stream without waiting for it (from pinned
+// memory, which the caching host allocator keeps until the copy is done).
+Tensor device_lengths(const Recurrence& r, const Tensor& like) {
+  return r.lengths.defined() ? r.lengths.pin_memory().to(like.device(), /*non_blocking=*/true) : Tensor();
+}
+
+// The kernels read W_h through a row stride, with unit column stride.
+void cuda_forward(Recurrence& r) {
+  const c10::cuda::CUDAGuard guard(r.gates.device());
+  r.weights = r.weights.contiguous();
+  const Tensor lengths = device_lengths(r, r.gates);
+  cuda::SequenceParams p = sequence_params(r);
+  p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
+  p.h_n = r.h_n.data_ptr();
+  p.c_n = r.c_n.data_ptr();
+  const auto dtype = r.gates.scalar_type();
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  if (use_persistent(p, dtype)) {
+    C10_CUDA_CHECK(cuda::launch_persistent_forward(p, dtype, stream));
+    return;
+  }
+  const int64_t state = r.sizes.state;
+  const Tensor w_h_t = r.weights.narrow(1, 0, state).t();
+  // The step's h, and two buffers that the steps' new h alternate between.
+  Tensor h = r.h0, buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
+  for (int64_t t = 0; t < r.sizes.time; ++t) {
+    r.gates.select(0, t).addmm_(h, w_h_t);
+    const Tensor& next = buffers[t % 2];
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, h.const_data_ptr(), next.data_ptr(), dtype, stream));
+    h = next;
+  }
+  r.h_n.copy_(h);
+  r.c_n.copy_(r.sizes.time > 0 ? r.cells.select(0, r.sizes.time - 1) : r.c0);
+}
+
+void cuda_backward(Recurrence& r) {
+  const c10::cuda::CUDAGuard guard(r.gates.device());
+  r.weights = r.weights.contiguous();
+  const Tensor lengths = device_lengths(r, r.gates);
+  cuda::SequenceParams p = sequence_params(r);
+  p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
+  if (r.grad_output.defined()) {
+    p.grad_output = r.grad_output.const_data_ptr();
+    for (int d = 0; d < 3; ++d) p.grad_output_strides[d] = r.grad_output.stride(d);
+  }
+  p.d_h = r.d_h.data_ptr();
+  p.d_c = r.d_c.data_ptr();
+  const auto dtype = r.gates.scalar_type();
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  if (use_persistent(p, dtype)) {
+    C10_CUDA_CHECK(cuda::launch_persistent_backward(p, dtype, stream));
+    return;
+  }
+  const Tensor w_h = r.weights.narrow(1, 0, r.sizes.state);
+  for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, dtype, stream));
+    r.d_h.addmm_(r.gates.select(0, t), w_h);
+  }
+}
+
+}  // namespace
+}  // namespace lltm
+
+TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CUDA, m) {
+  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::cuda_forward>));
+  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::cuda_backward>));
+}

@@ -1,0 +1,55 @@
+// The sequence operator's CUDA kernels, as the host code sees them (see cell_cuda.h).
+#pragma once
+
+#include <c10/core/ScalarType.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace lltm::cuda {
+
+// A sequence's tensors, each contiguous and of the dtype the launch names, except grad_output.
+// Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n.
+struct SequenceParams {
+  int64_t time, batch, state;
+  int multiprocessors;
+  size_t shared_memory_per_block;  // the most a block may opt in to
+  const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
+  const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
+  int64_t weights_ld;
+  const void* h0;          // (batch, state)
+  const void* c0;
+  void* gates;             // (time, batch, 3 * state): the pre-activations; the backward overwrites
+                           // them with their gradients
+  void* output;            // (time, batch, state)
+  void* cells;             // (time, batch, state): the cell state after each step
+  void* h_n;               // (batch, state)
+  void* c_n;
+  const void* grad_output;          // nullptr: zero
+  int64_t grad_output_strides[3];   // of (time, batch, state), in elements
+  void* d_h;               // (batch, state): the gradient of the recurrent h carried between steps
+  void* d_c;               // (batch, state): the same of the cell state
+};
+
+// The persistent kernels run all steps of a few batch rows in one block, with W_h in shared
+// memory: whether they can for this state size and dtype on the current device.
+bool persistent_fits(const SequenceParams& p, at::ScalarType dtype);
+
+// Forward of every step: `gates` holds the input projection (input W_x^T + bias) and receives the
+// pre-activations; writes output, cells, h_n and c_n.
+cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
+
+// Backward of every step, from d_h and d_c (the gradients of h_n and c_n): leaves the gate
+// gradients in `gates`, and the gradients of h0 and c0 in d_h and d_c.
+cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
+
+// Step t alone, after the host added h_prev W_h^T to gates[t]: the cell update, written to
+// output[t], cells[t] and h_next (the next step's h: new_h, or h_prev past a sequence's end).
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const void* h_prev, void* h_next,
+                                at::ScalarType dtype, cudaStream_t stream);
+
+// Step t alone: gates[t] becomes its gradient, d_c that of the cell before step t, and d_h is
+// zeroed where the step ran, for the host to add d_gates[t] W_h to it.
+cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, at::ScalarType dtype, cudaStream_t stream);
+
+}  // namespace lltm::cuda

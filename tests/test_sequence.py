@@ -1,0 +1,274 @@
+"""The sequence operator and module against a Python loop over the reference cell."""
+
+import pytest
+import torch
+from helpers import DEVICES, rel_err, requires_cuda
+
+import lltm_jit
+from lltm_jit import lltm_sequence, reference_lltm_sequence
+
+# On CUDA the persistent kernels run where W_h fits in shared memory; LLTM_JIT_SEQUENCE_KERNEL=step
+# makes the per-step loop (one cuBLAS product per step) run instead.
+KERNELS = [("cpu", None), *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
+
+
+@pytest.fixture(params=KERNELS, ids=lambda k: k[0] if k[1] is None else f"cuda-{k[1]}")
+def device(request, monkeypatch):
+    device, kernel = request.param
+    if kernel == "step":
+        monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    return device
+
+
+def make_sequence(time, batch, features, state, *, dtype=torch.float64, device="cpu", seed=0,
+                  noncontiguous=False, requires_grad=True):
+    """Random (input (time, batch, features), weights, bias, h0, c0), never zeros."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def rand(*shape):
+        if noncontiguous:  # every other element of the last dimension of a tensor twice as wide
+            return torch.randn(*shape[:-1], 2 * shape[-1], generator=gen, dtype=torch.float64)[..., ::2]
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    weights = rand(3 * state, state + features) / (state + features) ** 0.5
+    tensors = [rand(time, batch, features), weights, rand(3 * state), rand(batch, state), rand(batch, state)]
+    out = []
+    for t in tensors:
+        moved = torch.empty_strided(t.size(), t.stride(), device=device, dtype=dtype).copy_(t)
+        out.append(moved.requires_grad_(requires_grad))
+    return out
+
+
+def run(fn, args, lengths=None, batch_first=False, with_state=True, seed=1):
+    """Outputs (output, h_n, c_n) and the gradients of every argument under random upstream gradients."""
+    input, weights, bias, h0, c0 = args
+    if batch_first:
+        input = input.transpose(0, 1)
+    output, (h_n, c_n) = fn(input, weights, bias, (h0, c0) if with_state else None, lengths=lengths,
+                            batch_first=batch_first)
+    outs = [output, h_n, c_n]
+    gen = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in outs]
+    leaves = args if with_state else args[:3]
+    used = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]  # the reference's empty output has no history
+    used_outs, used_grads = zip(*used)
+    return outs + list(torch.autograd.grad(used_outs, leaves, used_grads, allow_unused=True, materialize_grads=True))
+
+
+def assert_matches(args, tolerance=1e-10, **kwargs):
+    ours, ref = run(lltm_sequence, args, **kwargs), run(reference_lltm_sequence, args, **kwargs)
+    names = ["output", "h_n", "c_n", "d_input", "d_weights", "d_bias", "d_h0", "d_c0"]
+    for name, a, b in zip(names, ours, ref):
+        assert a.shape == b.shape, name
+        assert rel_err(a, b) < tolerance, name
+    return ours
+
+
+SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (5, 2, 3, 33), (9, 7, 13, 45), (4, 5, 17, 128), (3, 4, 6, 130)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_matches_reference_float64(device, shape):
+    assert_matches(make_sequence(*shape, device=device))
+
+
+def test_long_sequence(device):
+    assert_matches(make_sequence(300, 3, 4, 9, device=device))
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_lengths(device, batch_first):
+    """Mixed lengths, 0 and time among them: past its length a sequence's state stays and its output
+    is zero; the initial state is used as given or as zeros."""
+    args = make_sequence(8, 6, 5, 7, device=device, seed=2)
+    lengths = torch.tensor([8, 0, 3, 5, 1, 8])
+    ours = assert_matches(args, lengths=lengths, batch_first=batch_first)
+    output = ours[0].transpose(0, 1) if batch_first else ours[0]
+    assert torch.equal(output[3:, 2], torch.zeros_like(output[3:, 2]))
+    assert torch.equal(ours[1][1], args[3][1]) and torch.equal(ours[2][1], args[4][1])  # length 0
+    assert_matches(args, lengths=lengths.to(device), with_state=False)
+
+
+def test_default_state_and_batch_first(device):
+    args = make_sequence(6, 3, 4, 5, device=device, seed=3)
+    assert_matches(args, with_state=False)
+    assert_matches(args, batch_first=True)
+
+
+def test_noncontiguous(device):
+    assert_matches(make_sequence(5, 4, 6, 9, device=device, seed=4, noncontiguous=True))
+
+
+def test_empty_batch_and_no_steps(device):
+    assert_matches(make_sequence(4, 0, 3, 5, device=device))
+    args = make_sequence(0, 3, 4, 5, device=device)
+    ours = assert_matches(args)
+    assert ours[0].shape == (0, 3, 5) and torch.equal(ours[1], args[3]) and torch.equal(ours[2], args[4])
+
+
+def test_gradient_through_outputs_or_final_state_only(device):
+    args = make_sequence(5, 3, 4, 6, device=device, seed=5)
+    for pick in (lambda o, s: o.sum(), lambda o, s: s[0].sum(), lambda o, s: s[1].sum()):
+        ours = torch.autograd.grad(pick(*lltm_sequence(args[0], *args[1:3], tuple(args[3:]))), args)
+        ref = torch.autograd.grad(pick(*reference_lltm_sequence(args[0], *args[1:3], tuple(args[3:]))), args)
+        for a, b in zip(ours, ref):
+            assert rel_err(a, b) < 1e-10
+
+
+def test_backward_twice_with_retain_graph(device):
+    """The backward overwrites its saved pre-activations only when the graph will be freed."""
+    args = make_sequence(6, 4, 3, 8, device=device, seed=6)
+    output, (h_n, c_n) = lltm_sequence(args[0], *args[1:3], tuple(args[3:]))
+    loss = output.sum() + h_n.sum() + c_n.sum()
+    first = torch.autograd.grad(loss, args, retain_graph=True)
+    second = torch.autograd.grad(loss, args)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_gradcheck(device):
+    args = make_sequence(4, 3, 2, 3, device=device, seed=7)
+    lengths = torch.tensor([4, 0, 2])
+
+    def fn(*a):
+        output, (h_n, c_n) = lltm_sequence(a[0], a[1], a[2], (a[3], a[4]), lengths=lengths)
+        return output, h_n, c_n
+
+    assert torch.autograd.gradcheck(fn, args)
+
+
+def test_opcheck(device):
+    for dtype in (torch.float64, torch.float32):
+        args = make_sequence(4, 3, 5, 6, device=device, dtype=dtype)
+        lengths = torch.tensor([4, 1, 0])
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, lengths))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, None))
+        input, weights, _, h0, c0 = (a.detach() for a in args)
+        output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*[a.detach() for a in args], lengths)
+        grads = [torch.randn_like(output), torch.randn_like(h_n), torch.randn_like(c_n)]
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
+                              (*grads, input, weights, h0, c0, lengths, output, gates, cells))
+
+
+def test_torch_compile_fullgraph(device):
+    torch._dynamo.reset()
+    module = lltm_jit.LLTMSequence(5, 7, device=device, dtype=torch.float64)
+    compiled = torch.compile(module, fullgraph=True)
+    x = torch.randn(6, 3, 5, device=device, dtype=torch.float64)
+    state = tuple(torch.randn(3, 7, device=device, dtype=torch.float64) for _ in range(2))
+    lengths = torch.tensor([6, 2, 4])
+    out, (h_n, c_n) = compiled(x, state, lengths)
+    ref, (ref_h, ref_c) = module(x, state, lengths)
+    for a, b in ((out, ref), (h_n, ref_h), (c_n, ref_c)):
+        assert rel_err(a, b) < 1e-14
+    (out.sum() + h_n.sum()).backward()
+    grads = [p.grad.clone() for p in module.parameters()]
+    module.zero_grad()
+    (ref.sum() + ref_h.sum()).backward()
+    for g, p in zip(grads, module.parameters()):
+        assert rel_err(g, p.grad) < 1e-12
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_long_sequence(device, dtype):
+    """Over 256 steps, our error against float64 is at most a small multiple of an eager loop's in
+    the same dtype (the error that compounds over steps matters more than one step's)."""
+    args64 = make_sequence(256, 4, 8, 32, device=device, seed=8)
+    exact = run(reference_lltm_sequence, args64)
+    args = [a.detach().to(dtype).requires_grad_() for a in args64]
+    ours, theirs = run(lltm_sequence, args), run(reference_lltm_sequence, args)
+    eps = torch.finfo(dtype).eps
+    for a, b, e in zip(ours, theirs, exact):
+        assert a.dtype == dtype and torch.isfinite(a).all()
+        assert rel_err(a, e) <= 2 * rel_err(b, e) + 4 * eps
+
+
+def test_module_matches_the_cell_and_shares_its_state_dict(device):
+    torch.manual_seed(0)
+    cell = lltm_jit.LLTM(4, 6, device=device, dtype=torch.float64)
+    layer = lltm_jit.LLTMSequence(4, 6, batch_first=True, device=device, dtype=torch.float64)
+    layer.load_state_dict(cell.state_dict())
+    assert repr(layer) == "LLTMSequence(4, 6, batch_first=True)"
+    x = torch.randn(3, 5, 4, device=device, dtype=torch.float64)  # batch first
+    output, (h_n, c_n) = layer(x)
+    state = None
+    for t in range(5):
+        state = cell(x[:, t], state)
+        assert rel_err(output[:, t], state[0]) < 1e-12
+    assert rel_err(h_n, state[0]) < 1e-12 and rel_err(c_n, state[1]) < 1e-12
+    cell.load_state_dict(layer.state_dict())
+
+
+def bad(index, value, lengths=None):
+    args = make_sequence(4, 3, 5, 6, requires_grad=False)
+    args[index] = value
+    return args, lengths
+
+
+LENGTHS_CASES = {
+    "lengths above time": (bad(0, None, torch.tensor([4, 5, 1])), r"lengths must lie in \[0, time\] = \[0, 4\], got 5"),
+    "negative lengths": (bad(0, None, torch.tensor([-1, 2, 1])), r"lengths must lie in \[0, time\] = \[0, 4\], got -1"),
+}
+SHAPE_CASES = {
+    "input rank 2": (bad(0, torch.randn(3, 5, dtype=torch.float64)), "lltm_sequence: input must have 3 dimensions"),
+    "h0 rank 1": (bad(3, torch.randn(6, dtype=torch.float64)), "lltm_sequence: h0 must have 2 dimensions"),
+    "h0 batch": (bad(3, torch.randn(2, 6, dtype=torch.float64)),
+                 r"lltm_sequence: h0 must have shape \(batch, state_size\) = \(3, 6\), got \(2, 6\)"),
+    "c0 state": (bad(4, torch.randn(3, 7, dtype=torch.float64)), r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
+    "weights features": (bad(1, torch.randn(18, 12, dtype=torch.float64)), r"weights must have shape .* = \(18, 11\)"),
+    "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
+    "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
+    "integer input": (bad(0, torch.ones(4, 3, 5, dtype=torch.long)), "input must be a floating-point tensor"),
+    "lengths dtype": (bad(0, None, torch.tensor([1.0, 2.0, 3.0])), "lengths must be an int64 tensor, got Float"),
+    "lengths shape": (bad(0, None, torch.tensor([1, 2])), r"lengths must have shape \(batch,\) = \(3,\), got \(2,\)"),
+}
+
+
+def call_op(case_args):
+    args, lengths = case_args
+    if args[0] is None:
+        args[0] = make_sequence(4, 3, 5, 6, requires_grad=False)[0]
+    return lltm_sequence(args[0], args[1], args[2], (args[3], args[4]), lengths=lengths)
+
+
+@pytest.mark.parametrize("case", [*SHAPE_CASES, *LENGTHS_CASES])
+def test_bad_input_names_the_argument(case):
+    case_args, message = {**SHAPE_CASES, **LENGTHS_CASES}[case]
+    with pytest.raises(RuntimeError, match=message):
+        call_op(case_args)
+
+
+@pytest.mark.parametrize("case", SHAPE_CASES)
+def test_fake_kernel_gives_the_same_errors(case):
+    """The fake kernels (torch.compile's view of the op) check the same rules with the same words."""
+    case_args, message = SHAPE_CASES[case]
+    args, lengths = case_args
+    if args[0] is None:
+        args[0] = make_sequence(4, 3, 5, 6, requires_grad=False)[0]
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(a) for a in args]
+        fake_lengths = None if lengths is None else mode.from_tensor(lengths)
+        with pytest.raises(RuntimeError, match=message):
+            torch.ops.lltm_jit.sequence_forward(*fakes, fake_lengths)
+
+
+@requires_cuda
+def test_mixed_devices():
+    args = make_sequence(4, 3, 5, 6, requires_grad=False)
+    with pytest.raises(RuntimeError, match="all tensors must be on one device: input is on cpu but h0 is on cuda"):
+        lltm_sequence(args[0], args[1], args[2], (args[3].cuda(), args[4]))
+    with pytest.raises(RuntimeError, match=r"lengths must be on the CPU or on input's device \(cpu\), got cuda:0"):
+        lltm_sequence(args[0], args[1], args[2], (args[3], args[4]), lengths=torch.tensor([1, 2, 3], device="cuda"))
+
+
+def test_backward_leaves_the_pre_activations_a_caller_holds(device):
+    """The backward works in the saved pre-activations' memory only when nothing else sees it: a
+    caller of the raw operator keeps its `gates` as they were."""
+    args = make_sequence(5, 3, 4, 6, device=device, seed=9)
+    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*args, None)
+    before, view = gates.detach().clone(), gates[1:]
+    del gates
+    (output.sum() + c_n.sum()).backward()
+    assert torch.equal(view, before[1:])
