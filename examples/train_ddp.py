@@ -15,6 +15,7 @@ import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  before init_process_group: see main()'s teardown
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
@@ -34,21 +35,11 @@ class SequenceRegressor(nn.Module):
         return self.head(state[0]).squeeze(1)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--batch", type=int, default=64)
-    args = parser.parse_args()
-
-    cuda = torch.cuda.is_available()
-    dist.init_process_group("nccl" if cuda else "gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
-    if cuda:
-        torch.cuda.set_device(device)
-
+def train(args, rank: int, world: int, device: torch.device) -> tuple[bool, bool]:
+    """Train; return whether the ranks end with identical parameters and whether the loss fell."""
     torch.manual_seed(0)  # DDP broadcasts rank 0's parameters anyway
-    model = DistributedDataParallel(SequenceRegressor(8, 32, device), device_ids=[device] if cuda else None)
+    device_ids = [device] if device.type == "cuda" else None
+    model = DistributedDataParallel(SequenceRegressor(8, 32, device), device_ids=device_ids)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     data = torch.Generator(device=device).manual_seed(1 + rank)  # each rank its own batches
     losses = []
@@ -69,6 +60,31 @@ def main() -> int:
     if rank == 0:
         print(f"lltm_jit {lltm_jit.backend()} on {world} ranks ({device.type}): loss {losses[0]:.4f} -> "
               f"{losses[-1]:.4f}; parameters identical on every rank: {in_step}")
+    return in_step, learned
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=64)
+    args = parser.parse_args()
+
+    cuda = torch.cuda.is_available()
+    dist.init_process_group("nccl" if cuda else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+
+    in_step, learned = train(args, rank, world, device)
+
+    # Gloo's worker threads drop their last references to finished collectives (and to the
+    # tensors those hold) a moment after the waiting rank has woken. Dropping a tensor that Python
+    # has seen takes the GIL; once the interpreter is shutting down, that ends the thread inside a
+    # destructor and std::terminate aborts the rank. destroy_process_group joins those threads
+    # first, but only when nothing else holds the group: the DDP model went with train(), and
+    # torch.distributed.nn, imported before init_process_group, holds no group in its functions'
+    # `group=group.WORLD` defaults (DDP imports it, through torch._dynamo, after init otherwise).
     dist.barrier()  # no rank tears the group down while another is still in a collective
     dist.destroy_process_group()
     return 0 if in_step and learned else 1

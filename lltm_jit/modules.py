@@ -12,7 +12,8 @@ class LLTM(nn.Module):
     """An LLTM cell: an LSTM variant with three gates and an ELU candidate.
 
     forward(input (batch, input_features), state=None or (h, cell) each (batch, state_size))
-    returns (new_h, new_cell). ``state=None`` means zeros, as in nn.LSTMCell.
+    returns (new_h, new_cell). ``state=None`` means zeros, as in nn.LSTMCell. Unbatched, as in
+    nn.LSTMCell: input (input_features,), h and cell (state_size,) each, returns 1-D h and cell.
     """
 
     def __init__(self, input_features: int, state_size: int, device=None, dtype=None):
@@ -37,11 +38,39 @@ class LLTM(nn.Module):
         return f"{self.input_features}, {self.state_size}"
 
     def forward(self, input, state=None):
+        # The op checks its arguments too, but in its own terms: a wrong input width would blame
+        # the weights. These checks name what the caller passed, with nn.LSTMCell's error types.
+        shape = input.shape
+        batched = len(shape) == 2
+        if not batched and len(shape) != 1:
+            raise ValueError(f"{self!r}: input must have shape (batch, input_features) or (input_features,), "
+                             f"got {tuple(shape)}")
+        if shape[-1] != self.input_features:
+            raise RuntimeError(f"{self!r}: input must have {self.input_features} features (input_features), "
+                               f"got {shape[-1]} (shape {tuple(shape)})")
+        state_shape = (shape[0], self.state_size) if batched else (self.state_size,)
         if state is None:
-            zeros = input.new_zeros(input.shape[0], self.state_size)
-            state = (zeros, zeros)
-        old_h, old_cell = state
-        return lltm(input, self.weights, self.bias, old_h, old_cell)
+            old_h = old_cell = input.new_zeros(state_shape)
+        elif (isinstance(state, (tuple, list)) and len(state) == 2
+              and state[0].shape == state_shape and state[1].shape == state_shape):
+            old_h, old_cell = state
+        else:
+            raise self._state_error(state, state_shape)
+        if batched:
+            return lltm(input, self.weights, self.bias, old_h, old_cell)
+        new_h, new_cell = lltm(input[None], self.weights, self.bias, old_h[None], old_cell[None])
+        return new_h[0], new_cell[0]
+
+    def _state_error(self, state, shape) -> Exception:
+        """The error for a state that is not a pair (h, cell) of the given shape each."""
+        if not isinstance(state, (tuple, list)):
+            return TypeError(f"{self!r}: state must be a tuple (h, cell), got a {type(state).__name__}")
+        if len(state) != 2:
+            kind = type(state).__name__
+            return ValueError(f"{self!r}: state must be a tuple (h, cell), got a {kind} of {len(state)}")
+        name, t = ("h", state[0]) if state[0].shape != shape else ("cell", state[1])
+        layout = "(batch, state_size)" if len(shape) == 2 else "(state_size,)"
+        return RuntimeError(f"{self!r}: state's {name} must have shape {layout} = {shape}, got {tuple(t.shape)}")
 
 
 class LLTMSequence(LLTM):

@@ -2,13 +2,14 @@
 
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import rel_err
+from helpers import assert_matches_reference, make_inputs, rel_err
 
 import lltm_jit
 
@@ -72,6 +73,97 @@ def test_rejects_non_positive_sizes(sizes):
     with pytest.raises(ValueError, match="input_features and state_size must be positive"):
         lltm_jit.LLTM(*sizes)
 
+
+
+def test_unbatched_input_as_in_lstm_cell(device):
+    """1-D input (input_features,) and state (state_size,) each give 1-D h and cell, the batch of
+    one's outputs and gradients, as nn.LSTMCell does."""
+    module = lltm_jit.LLTM(5, 6, device=device, dtype=torch.float64)
+    args = make_inputs(1, 5, 6, device=device, seed=2)
+    args = [a.detach()[0].requires_grad_() if i in (0, 3, 4) else a for i, a in enumerate(args)]  # x, h, c
+
+    def ours(x, w, b, h, c):
+        return torch.func.functional_call(module, {"weights": w, "bias": b}, (x, (h, c)))
+
+    def ref(x, w, b, h, c):
+        new_h, new_cell = lltm_jit.reference_lltm(x[None], w, b, h[None], c[None])
+        return new_h[0], new_cell[0]
+
+    new_h, new_cell, *_ = assert_matches_reference(args, ours, ref)
+    assert new_h.shape == new_cell.shape == (6,)
+    x = args[0].detach()
+    zeros = torch.zeros(6, device=device, dtype=torch.float64)
+    for a, b in zip(module(x), module(x, (zeros, zeros)), strict=True):
+        assert a.shape == (6,) and torch.equal(a, b)
+
+
+def test_torch_compile_fullgraph_batched_and_unbatched():
+    """The module's argument checks are shape comparisons that compile into guards. A failing one
+    still raises under fullgraph: dynamo's error (a RuntimeError) carries the module's message."""
+    torch._dynamo.reset()
+    module = lltm_jit.LLTM(4, 3, dtype=torch.float64)
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")  # inductor's input, not its codegen
+    for batch in [(5,), ()]:
+        x = torch.randn(*batch, 4, dtype=torch.float64)
+        state = tuple(torch.randn(*batch, 3, dtype=torch.float64) for _ in range(2))
+        for out, ref in zip(compiled(x, state), module(x, state), strict=True):
+            assert out.shape == (*batch, 3) and rel_err(out, ref) < 1e-14
+        for out, ref in zip(compiled(x), module(x), strict=True):
+            assert rel_err(out, ref) < 1e-14
+    with pytest.raises(RuntimeError, match="input must have 4 features"):
+        compiled(torch.randn(5, 6, dtype=torch.float64))
+
+
+B = 4
+# (input shape, state shapes or a state, the error, its message): the module's own terms, the
+# types nn.LSTMCell raises in each case.
+MODULE_ERRORS = {
+    "input features": ((B, 5), None, RuntimeError,
+                       "LLTM(3, 5): input must have 3 features (input_features), got 5 (shape (4, 5))"),
+    "unbatched input features": ((4,), None, RuntimeError,
+                                 "LLTM(3, 5): input must have 3 features (input_features), got 4 (shape (4,))"),
+    "input rank 3": ((2, B, 3), None, ValueError,
+                     "LLTM(3, 5): input must have shape (batch, input_features) or (input_features,), "
+                     "got (2, 4, 3)"),
+    "input rank 0": ((), None, ValueError, "input must have shape (batch, input_features) or"),
+    "h batch": ((B, 3), ((B + 1, 5), (B, 5)), RuntimeError,
+                "LLTM(3, 5): state's h must have shape (batch, state_size) = (4, 5), got (5, 5)"),
+    "h state size": ((B, 3), ((B, 6), (B, 5)), RuntimeError,
+                     "LLTM(3, 5): state's h must have shape (batch, state_size) = (4, 5), got (4, 6)"),
+    "cell state size": ((B, 3), ((B, 5), (B, 4)), RuntimeError,
+                        "LLTM(3, 5): state's cell must have shape (batch, state_size) = (4, 5), got (4, 4)"),
+    "batched input, unbatched state": ((B, 3), ((5,), (5,)), RuntimeError,
+                                       "LLTM(3, 5): state's h must have shape (batch, state_size) = (4, 5), "
+                                       "got (5,)"),
+    "unbatched input, batched state": ((3,), ((1, 5), (1, 5)), RuntimeError,
+                                       "LLTM(3, 5): state's h must have shape (state_size,) = (5,), got (1, 5)"),
+    "unbatched input, batched cell": ((3,), ((5,), (1, 5)), RuntimeError,
+                                      "LLTM(3, 5): state's cell must have shape (state_size,) = (5,), got (1, 5)"),
+    "state a tensor": ((B, 3), torch.zeros(B, 5), TypeError,
+                       "LLTM(3, 5): state must be a tuple (h, cell), got a Tensor"),
+    "state a tuple of one": ((B, 3), (torch.zeros(B, 5),), ValueError,
+                             "LLTM(3, 5): state must be a tuple (h, cell), got a tuple of 1"),
+    "state a tuple of three": ((B, 3), (torch.zeros(B, 5),) * 3, ValueError,
+                               "LLTM(3, 5): state must be a tuple (h, cell), got a tuple of 3"),
+}
+
+
+@pytest.mark.parametrize("case", MODULE_ERRORS, ids=list(MODULE_ERRORS))
+def test_errors_name_the_module_and_its_terms(case):
+    input_shape, state, error, message = MODULE_ERRORS[case]
+    module = lltm_jit.LLTM(3, 5, dtype=torch.float64)
+    if isinstance(state, tuple) and all(isinstance(s, tuple) for s in state):
+        state = tuple(torch.randn(shape, dtype=torch.float64) for shape in state)
+    with pytest.raises(error, match=re.escape(message)):
+        module(torch.randn(input_shape, dtype=torch.float64), state)
+
+
+def test_state_may_be_a_list():
+    """nn.LSTMCell takes any pair; so does LLTM."""
+    module = lltm_jit.LLTM(3, 5, dtype=torch.float64)
+    x, h, c = (torch.randn(2, n, dtype=torch.float64) for n in (3, 5, 5))
+    for a, b in zip(module(x, [h, c]), module(x, (h, c)), strict=True):
+        assert torch.equal(a, b)
 
 @pytest.mark.slow
 def test_ddp_example_trains_two_ranks_in_step():
