@@ -2,6 +2,7 @@
 // memory, else a loop of one cuBLAS product and one fused kernel per step each way; no host
 // synchronisation either way.
 #include "sequence.h"
+#include "cublas.h"
 #include "cuda_device.h"
 #include "sequence_cuda.h"
 
@@ -61,12 +62,18 @@ void cuda_forward(Recurrence& r) {
     C10_CUDA_CHECK(cuda::launch_persistent_forward(p, dtype, stream));
     return;
   }
-  const int64_t state = r.sizes.state;
-  const Tensor w_h_t = r.weights.narrow(1, 0, state).t();
+  const int64_t S = r.sizes.state, B = r.sizes.batch;
+  const Tensor w_h_t = r.weights.narrow(1, 0, S).t();
   // The step's h, and two buffers that the steps' new h alternate between.
   Tensor h = r.h0, buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
   for (int64_t t = 0; t < r.sizes.time; ++t) {
-    r.gates.select(0, t).addmm_(h, w_h_t);
+    // gates[t] += h W_h^T: in column-major terms gates[t]^T (3S x B) += W_h (3S x S) h^T (S x B).
+    if (cublas::available()) {
+      cublas::gemm_accumulate(stream, dtype, cublas::T, cublas::N, 3 * S, B, S, p.weights, p.weights_ld,
+                              h.const_data_ptr(), S, r.gates.select(0, t).data_ptr(), 3 * S);
+    } else {
+      r.gates.select(0, t).addmm_(h, w_h_t);
+    }
     const Tensor& next = buffers[t % 2];
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, h.const_data_ptr(), next.data_ptr(), dtype, stream));
     h = next;
@@ -93,10 +100,17 @@ void cuda_backward(Recurrence& r) {
     C10_CUDA_CHECK(cuda::launch_persistent_backward(p, dtype, stream));
     return;
   }
-  const Tensor w_h = r.weights.narrow(1, 0, r.sizes.state);
+  const int64_t S = r.sizes.state, B = r.sizes.batch;
+  const Tensor w_h = r.weights.narrow(1, 0, S);
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
     C10_CUDA_CHECK(cuda::launch_step_backward(p, t, dtype, stream));
-    r.d_h.addmm_(r.gates.select(0, t), w_h);
+    // d_h += d_gates[t] W_h: in column-major terms d_h^T (S x B) += W_h^T (S x 3S) d_gates[t]^T (3S x B).
+    if (cublas::available()) {
+      cublas::gemm_accumulate(stream, dtype, cublas::N, cublas::N, S, B, 3 * S, p.weights, p.weights_ld,
+                              r.gates.select(0, t).const_data_ptr(), 3 * S, r.d_h.data_ptr(), S);
+    } else {
+      r.d_h.addmm_(r.gates.select(0, t), w_h);
+    }
   }
 }
 

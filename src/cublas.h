@@ -1,0 +1,81 @@
+// cuBLAS products called directly, for the sequence's per-step products: through ATen each costs
+// the host about 20 us (dispatch and checks) on our GPU machine, more than the device's work for a
+// small step, which then bounds a whole sequence. The functions come from the libcublas that
+// torch has loaded (dlopen with RTLD_NOLOAD), declared here by their documented C signatures, so
+// that building needs no cuBLAS header or library (a minimal CUDA toolkit has neither). Where
+// they cannot be found, `available()` is false and the caller uses ATen.
+#pragma once
+
+#include <ATen/Context.h>
+#include <c10/core/ScalarType.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+#include <library_types.h>
+
+#include <dlfcn.h>
+
+#include <string>
+#include <unordered_map>
+
+namespace lltm::cublas {
+
+// The documented values of cublasOperation_t, cublasComputeType_t and cublasGemmAlgo_t.
+enum Op : int { N = 0, T = 1 };
+constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70, kGemmDefault = -1;
+
+struct Api {
+  int (*create)(void** handle);
+  int (*set_stream)(void* handle, cudaStream_t stream);
+  int (*gemm)(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
+              cudaDataType a_type, int lda, const void* b, cudaDataType b_type, int ldb, const void* beta, void* c,
+              cudaDataType c_type, int ldc, int compute_type, int algo);
+};
+
+inline const Api* api() {
+  static const Api* loaded = []() -> const Api* {
+    const std::string name = "libcublas.so." + std::to_string(CUDART_VERSION / 1000);
+    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (library == nullptr) return nullptr;
+    static Api functions;
+    functions.create = reinterpret_cast<decltype(Api::create)>(dlsym(library, "cublasCreate_v2"));
+    functions.set_stream = reinterpret_cast<decltype(Api::set_stream)>(dlsym(library, "cublasSetStream_v2"));
+    functions.gemm = reinterpret_cast<decltype(Api::gemm)>(dlsym(library, "cublasGemmEx"));
+    return functions.create && functions.set_stream && functions.gemm ? &functions : nullptr;
+  }();
+  return loaded;
+}
+
+inline bool available() { return api() != nullptr; }
+
+// A handle of this thread's for the current device (cuBLAS handles are not to be shared by
+// threads), set to `stream`.
+inline void* handle(cudaStream_t stream) {
+  thread_local std::unordered_map<int, void*> handles;
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  void*& h = handles[device];
+  if (h == nullptr) TORCH_CHECK(api()->create(&h) == 0, "lltm_sequence: cublasCreate failed");
+  TORCH_CHECK(api()->set_stream(h, stream) == 0, "lltm_sequence: cublasSetStream failed");
+  return h;
+}
+
+// C += op(A) op(B) in cuBLAS's column-major terms, for tensors of `dtype`; the math in float for
+// the half types and, as torch's matmul, in TF32 for float32 only where torch allows it.
+inline void gemm_accumulate(cudaStream_t stream, at::ScalarType dtype, Op transa, Op transb, int m, int n, int k,
+                            const void* a, int lda, const void* b, int ldb, void* c, int ldc) {
+  const cudaDataType type = dtype == at::kDouble  ? CUDA_R_64F
+                            : dtype == at::kFloat ? CUDA_R_32F
+                            : dtype == at::kHalf  ? CUDA_R_16F
+                                                  : CUDA_R_16BF;
+  const double one_double = 1.0;
+  const float one_float = 1.0f;
+  const void* one = dtype == at::kDouble ? static_cast<const void*>(&one_double) : &one_float;
+  const int compute = dtype == at::kDouble                                              ? kCompute64F
+                      : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
+                                                                                      : kCompute32F;
+  const int status = api()->gemm(handle(stream), transa, transb, m, n, k, one, a, type, lda, b, type, ldb, one, c,
+                                 type, ldc, compute, kGemmDefault);
+  TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
+}
+
+}  // namespace lltm::cublas
