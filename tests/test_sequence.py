@@ -272,3 +272,29 @@ def test_backward_leaves_the_pre_activations_a_caller_holds(device):
     del gates
     (output.sum() + c_n.sum()).backward()
     assert torch.equal(view, before[1:])
+
+
+@requires_cuda
+@pytest.mark.parametrize("kernel", ["persistent", "step"])
+def test_peak_memory_at_most_the_step_loops(kernel, monkeypatch):
+    """Forward + backward of a sequence needs no more device memory than a Python loop over the
+    step operator (the backward reuses the saved pre-activations for their gradients)."""
+    if kernel == "step":
+        monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    torch.manual_seed(0)
+    cell = lltm_jit.LLTM(64, 96, device="cuda")
+    x = torch.randn(32, 48, 64, device="cuda", requires_grad=True)
+    params = [x, cell.weights, cell.bias]
+
+    def peak(fn):
+        torch.autograd.grad(fn()[0].sum(), params)  # warm: cuBLAS workspaces, kernel attributes
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        torch.autograd.grad(fn()[0].sum(), params)
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+
+    ours = peak(lambda: lltm_sequence(x, cell.weights, cell.bias))
+    loop = peak(lambda: reference_lltm_sequence(x, cell.weights, cell.bias, step=lltm_jit.lltm))
+    assert ours <= loop
