@@ -23,10 +23,8 @@ namespace lltm {
 
 using at::Tensor;
 
-// Messages are joined from strings (numbers through std::to_string) and handed to TORCH_CHECK as
-// one string: given several arguments, c10::str formats them through a std::ostringstream
-// instantiated in this library, which crashes when it formats a number under the GCC 13 /
-// torch 2.11 toolchain of our GPU image.
+// Joins message parts that are already strings. TORCH_CHECK's own formatting of numbers (through
+// a std::ostringstream) works too, given the loader's link flags (see LD_FLAGS in loader.py).
 inline std::string join(std::initializer_list<std::string_view> parts) {
   std::string out;
   for (const auto part : parts) out += part;

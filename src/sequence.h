@@ -56,9 +56,8 @@ inline Tensor checked_lengths(const char* op, const Tensor& lengths, int64_t tim
   const Tensor host = lengths.cpu().contiguous();
   const int64_t* values = host.const_data_ptr<int64_t>();
   for (int64_t b = 0; b < host.numel(); ++b) {
-    TORCH_CHECK(values[b] >= 0 && values[b] <= time,
-                join({op, ": lengths must lie in [0, time] = [0, ", std::to_string(time), "], got ",
-                      std::to_string(values[b]), " at batch index ", std::to_string(b)}));
+    TORCH_CHECK(values[b] >= 0 && values[b] <= time, op, ": lengths must lie in [0, time] = [0, ", time,
+                "], got ", values[b], " at batch index ", b);
   }
   return host;
 }
