@@ -224,6 +224,7 @@ def gemm_runner(case: Case) -> Runner:
 
 STEP = Kind(
     name="step",
+    call="one LLTM step of a batch",
     make_case=Case.make,
     backends={
         "eager": eager_runner,
@@ -237,4 +238,5 @@ STEP = Kind(
     peers=("compile", "lstmcell", "lstm"),  # what lltm_jit competes with
     floor=floor_seconds,
     floor_backends=("eager", "lltm_jit", "compile", "gemm"),  # those doing the LLTM step's work
+    yardstick="gemm",  # the products alone: what the fused elementwise work adds to them
 )
