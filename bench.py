@@ -12,7 +12,8 @@ For every size (batch x input_features x state_size) and dtype:
      (a different cell with four gates: speed peers only), and on CUDA for `gemm`, the matrix
      products of lltm_jit alone: the floor that its fused elementwise work is judged against.
      All of a case's steps take turns, one sample (the mean of --calls back-to-back calls) each
-     per round, so that the machine's slow spells fall on all of them alike.
+     per round, so that the machine's slow spells fall on all of them alike. float32 runs at
+     full precision on every side: TF32 is off in cuBLAS and cuDNN.
   3. each time is set against a physical floor, measured on this device in the same run:
      max(FLOPs / matmul peak, bytes moved / copy bandwidth).
 
@@ -162,6 +163,10 @@ def main() -> int:
     args = parse_args()
     settings = Settings(args.device, args.warmup, args.repeats, args.calls, args.budget, args.graphs)
     torch.manual_seed(args.seed)
+    # Equal precision: float32 products in full precision on every side, ours (cuBLAS) and
+    # nn.LSTM's (cuDNN, which allows TF32 by default).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     machine, results = run([Plan(STEP, args.sizes, args.dtypes, args.backends)], settings)
     records = summarize(results, machine)
     env = environment(settings, args.seed)

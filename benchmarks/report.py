@@ -170,6 +170,9 @@ def environment(settings: Settings, seed: int) -> dict:
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "allow_tf32": {
+            "cuda_matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32
+        },
         "lltm_jit": lltm_jit.__version__,
         "lltm_jit_build": lltm_jit.build_info(),
         "command": shlex.join([sys.executable, *sys.argv]),
