@@ -38,7 +38,7 @@ class Runner:
 @dataclass(frozen=True)
 class Kind:
     """A kind of case: what its rows time, how they are checked, and what they are set against.
-    step.py defines the LLTM step's; another kind is a module like it, run through a Plan.
+    step.py defines the LLTM step's, sequence.py a whole sequence's; each runs through a Plan.
 
     A case (what make_case returns) has `size`, a dataclass whose str() names it in the table and
     whose fields go into the JSON, and `dtype`. The report sets every row against the case's
@@ -92,6 +92,11 @@ class Result:
     note: str
     compile_s: float | None
     extra: dict[str, float | None] = field(default_factory=dict)  # by the kind's extras' titles
+
+
+def relative_errors(names, got, want) -> dict[str, float]:
+    """||got - want|| / ||want|| of each pair of tensors, by name; `want` in float64."""
+    return {n: ((g.double() - w).norm() / w.norm()).item() for n, g, w in zip(names, got, want)}
 
 
 def error_note(error: Exception) -> str:

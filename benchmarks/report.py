@@ -107,8 +107,8 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
             "a tenth of the samples were faster than p10, a tenth slower than p90 (a p90 far above the "
             "median: other work on the machine stalled some samples); eager/t, peer/t: speedups over "
             "eager and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); "
-            "t/<backend>: over that backend's time (gemm: the products alone); error: the check's "
-            "largest relative error against float64",
+            "t/<backend>: over that backend's time (gemm: the products alone; lstm: nn.LSTM); error: "
+            "the check's largest relative error against float64",
             width=96,
         ),
     ]
