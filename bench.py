@@ -1,29 +1,38 @@
 #!/usr/bin/env python3
-"""Benchmark lltm_jit against PyTorch: correctness first, then the time of one step.
+"""Benchmark lltm_jit against PyTorch: correctness first, then the time of one step and of a
+whole sequence.
 
-For every size (batch x input_features x state_size) and dtype:
+Two kinds of case, each with its own backends (listed below): `step`, one LLTM step of a batch,
+and `sequence`, T steps (--steps) of a batch from a zero state, where the loss of fwd+bwd is the
+sum of the outputs. For every kind, size (batch x input_features x state_size) and dtype:
   1. the backends that compute the LLTM function (lltm_jit, the eager reference, torch.compile of
-     the reference) are checked against the reference in float64 on fresh random inputs: both
-     outputs and the gradients of all five inputs, each within a relative error of 1e-10 (float64),
-     1e-4 (float32) or 3e-2 (bfloat16, float16). A backend that fails is reported as FAILED and
-     not timed, and the exit status is 1.
-  2. one step is timed, forward only (under no_grad) and forward + backward (gradients of every
-     input and parameter), for those backends and for PyTorch's LSTM cells, nn.LSTMCell and nn.LSTM
-     (a different cell with four gates: speed peers only), and on CUDA for `gemm`, the matrix
-     products of lltm_jit alone: the floor that its fused elementwise work is judged against.
-     All of a case's steps take turns, one sample (the mean of --calls back-to-back calls) each
-     per round, so that the machine's slow spells fall on all of them alike.
+     the reference, a loop over the step op) are checked against the reference in float64 on
+     fresh random inputs: every output and the gradients of all inputs and the initial state,
+     each within a relative error of 1e-10 (float64), 1e-4 (float32) or 3e-2 (bfloat16, float16;
+     6e-2 for a sequence). A backend that fails is reported as FAILED and not timed, and the exit
+     status is 1.
+  2. one call (a step, or a whole sequence) is timed, forward only (under no_grad) and forward +
+     backward (gradients of every input and parameter), for those backends and for PyTorch's
+     LSTM, nn.LSTMCell and nn.LSTM (a different cell with four gates: speed peers only), and on
+     CUDA for `gemm`, the matrix products of the lltm_jit step alone: the floor that its fused
+     elementwise work is judged against. All of a case's calls take turns, one sample (the mean
+     of --calls back-to-back calls) each per round, so that the machine's slow spells fall on
+     all of them alike. float32 runs at full precision on every side: TF32 is off in cuBLAS and
+     cuDNN.
   3. each time is set against a physical floor, measured on this device in the same run:
-     max(FLOPs / matmul peak, bytes moved / copy bandwidth).
+     max(FLOPs / matmul peak, bytes moved / copy bandwidth); a step's against the products alone
+     (t/gemm), a sequence's against cuDNN's LSTM (t/lstm). On CUDA a sequence's rows also show
+     the peak memory of one call.
 
 The table goes to stdout at the end; every number and the environment are saved as JSON, with a
 plot of the speedups over eager, in --out. The work is done by the benchmarks/ package: timing.py
-(samples, CUDA graphs, the machine's peaks), cases.py and step.py (the backends and their cases),
-report.py (table, JSON, plot).
+(samples, CUDA graphs, the machine's peaks), cases.py (the run of a kind's cases), step.py and
+sequence.py (the two kinds: their backends, checks and floors), report.py (table, JSON, plot).
 
 examples:
   python bench.py                          # this machine's defaults (CUDA if there is a GPU)
-  python bench.py --quick                  # one small size, a few seconds
+  python bench.py --quick                  # one small size of each kind, seconds
+  python bench.py --kind sequence --steps 128
   python bench.py --sizes 64x256x256 --dtypes float32,bfloat16 --backends eager,lltm_jit
 """
 
@@ -37,16 +46,30 @@ from typing import Callable
 
 import torch
 
-from benchmarks.cases import DTYPES, Plan, run
+from benchmarks.cases import DTYPES, Kind, Plan, run
 from benchmarks.report import environment, save, summarize, table
+from benchmarks.sequence import SEQUENCE, SequenceSize
 from benchmarks.step import STEP, Size
 from benchmarks.timing import MIN_ROUNDS, Settings
 
-DEFAULT_SIZES = {
-    "cpu": "16x32x128,64x256x256,256x512x1024",
-    "cuda": "16x32x128,256x512x1024,1024x1024x1024,4096x1024x1024",
+KINDS = {kind.name: kind for kind in (STEP, SEQUENCE)}
+# kind -> device type -> "sizes:dtypes", one Plan each: every size in every dtype.
+DEFAULT_PLANS = {
+    "step": {
+        "cpu": ["16x32x128,64x256x256,256x512x1024:float32"],
+        "cuda": ["16x32x128,256x512x1024,1024x1024x1024,4096x1024x1024:float32,bfloat16"],
+    },
+    "sequence": {
+        "cpu": ["16x32x128,64x256x512:float32"],
+        "cuda": ["16x32x128,64x256x512,256x512x1024:float32", "256x512x1024:bfloat16"],
+    },
 }
-QUICK_SIZE = "16x32x128"
+QUICK_PLANS = {"step": "16x32x128:float32", "sequence": "16x32x128:float32"}
+# Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
+# CPU); off CUDA, gemm (the yardstick of the CUDA kernels, run on a CPU when asked for) and the
+# sequence op's CUDA-only per-step path.
+NOT_QUICK = {"compile"}
+CUDA_ONLY = {"gemm", "lltm_jit_step_kernels"}
 
 
 def comma_list(parse: Callable[[str], object]) -> Callable[[str], list]:
@@ -60,38 +83,58 @@ def parse_dtype(name: str) -> torch.dtype:
 
 
 def parse_backend(name: str) -> str:
-    if name.strip() not in STEP.backends:
-        raise argparse.ArgumentTypeError(f"backend {name!r}: expected one of {', '.join(STEP.backends)}")
+    names = dict.fromkeys(name for kind in KINDS.values() for name in kind.backends)
+    if name.strip() not in names:
+        raise argparse.ArgumentTypeError(f"backend {name!r}: expected one of {', '.join(names)}")
     return name.strip()
 
 
+def epilog() -> str:
+    """The backends and default sizes of each kind, for --help."""
+    lines = []
+    for kind in KINDS.values():
+        width = max(map(len, kind.backends)) + 1
+        lines.append(f"{kind.name} backends:")
+        lines += [f"  {name:<{width}} {setup.__doc__}" for name, setup in kind.backends.items()]
+        lines += [f"  default on {device}: {' and '.join(p.replace(':', ' in ') for p in plans)}"
+                  for device, plans in DEFAULT_PLANS[kind.name].items()]
+        lines.append("")
+    return "\n".join(lines) + "\nexit status: 1 if a correctness check failed or a backend raised, else 0."
+
+
 def parse_args() -> argparse.Namespace:
-    backends = "\n".join(f"  {name:<9} {setup.__doc__}" for name, setup in STEP.backends.items())
     parser = argparse.ArgumentParser(
-        description=__doc__,
-        epilog=f"backends:\n{backends}\n\n"
-        "exit status: 1 if a correctness check failed or a backend raised, else 0.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__, epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--kind", choices=[*KINDS, "all"], default="all", help="which kind of case to run (default: all)"
+    )
+    parser.add_argument(
+        "--steps", type=int, help="time steps T of a sequence (default 64; quick 16)"
     )
     parser.add_argument(
         "--device", type=torch.device, help="cpu, cuda or cuda:N (default: cuda if available, else cpu)"
     )
     parser.add_argument(
         "--sizes", type=comma_list(Size.parse), metavar="BxFxS,...",
-        help="batch x input_features x state_size "
-        f"(default: cpu {DEFAULT_SIZES['cpu']}; cuda {DEFAULT_SIZES['cuda']})",
+        help="batch x input_features x state_size, for every kind run (default: each kind's, see "
+        "below; with --dtypes alone, all the kind's default sizes)",
     )
     parser.add_argument(
         "--dtypes", type=comma_list(parse_dtype), metavar="DTYPE,...",
-        help=f"of {', '.join(DTYPES)} (default: float32, and bfloat16 on CUDA)",
+        help=f"of {', '.join(DTYPES)}, for every kind run (default: each kind's, see below; with "
+        "--sizes alone, float32 and on CUDA bfloat16)",
     )
     parser.add_argument(
         "--backends", type=comma_list(parse_backend), metavar="NAME,...",
-        help="which to run, see below (default: all; gemm on CUDA only)",
+        help="which to run, see below; a kind runs those it has, and a kind with none is not run "
+        f"(default: all; {', '.join(sorted(CUDA_ONLY))} on CUDA only)",
     )
     parser.add_argument(
         "--quick", action="store_true",
-        help=f"a smoke run: {QUICK_SIZE} float32, few repeats, no compile unless in --backends",
+        help="a smoke run: one size of each kind ("
+        + ", ".join(f"{kind} {plan.replace(':', ' in ')}" for kind, plan in QUICK_PLANS.items())
+        + "), few repeats, no compile unless in --backends",
     )
     parser.add_argument(
         "--repeats", type=int, help="timed samples per measurement, at most (default 100; quick 20)"
@@ -138,19 +181,17 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--device {args.device}: expected cpu or cuda")
     if args.graphs and args.device.type != "cuda":
         parser.error("--graphs needs a CUDA device")
-    cuda = args.device.type == "cuda"
-    quick = args.quick
-    default_sizes = QUICK_SIZE if quick else DEFAULT_SIZES[args.device.type]
-    args.sizes = args.sizes or comma_list(Size.parse)(default_sizes)
-    args.dtypes = args.dtypes or [torch.float32] + ([torch.bfloat16] if cuda and not quick else [])
-    # compile takes tens of seconds on a small CPU, too long for a smoke run. gemm is the
-    # yardstick of the CUDA kernels; on a CPU it runs when asked for.
-    args.backends = args.backends or [
-        name for name in STEP.backends if not (name == "compile" and quick or name == "gemm" and not cuda)
-    ]
-    args.repeats = args.repeats or (20 if quick else 100)
-    args.warmup = args.warmup if args.warmup is not None else (3 if quick else 10)
-    args.budget = args.budget if args.budget is not None else (0.2 if quick else 2.0)
+    args.steps = args.steps if args.steps is not None else (16 if args.quick else 64)
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
+    if args.backends:
+        unknown = set(args.backends) - {n for kind in selected_kinds(args) for n in kind.backends}
+        if unknown:
+            parser.error(f"--backends {', '.join(sorted(unknown))}: not a backend of --kind {args.kind}")
+    args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
+    args.repeats = args.repeats or (20 if args.quick else 100)
+    args.warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
+    args.budget = args.budget if args.budget is not None else (0.2 if args.quick else 2.0)
     if args.repeats < 2:
         parser.error("--repeats must be at least 2 (for a spread)")
     if args.calls < 1:
@@ -158,11 +199,40 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
+def selected_kinds(args: argparse.Namespace) -> list[Kind]:
+    return list(KINDS.values()) if args.kind == "all" else [KINDS[args.kind]]
+
+
+def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
+    """The kind's plans from the options: its defaults for this device (or --quick's), replaced
+    by --sizes and --dtypes where given; none if --backends names none of the kind's."""
+    cuda = args.device.type == "cuda"
+    left_out = (NOT_QUICK if args.quick else set()) | (set() if cuda else CUDA_ONLY)
+    backends = [
+        name for name in kind.backends
+        if (name in args.backends if args.backends else name not in left_out)
+    ]
+    defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
+    pairs = [(comma_list(Size.parse)(sizes), comma_list(parse_dtype)(dtypes))
+             for sizes, dtypes in (plan.split(":") for plan in defaults)]
+    if args.sizes or args.dtypes:
+        default_sizes = list(dict.fromkeys(size for sizes, _ in pairs for size in sizes))
+        default_dtypes = [torch.float32] + ([torch.bfloat16] if cuda and not args.quick else [])
+        pairs = [(args.sizes or default_sizes, args.dtypes or default_dtypes)]
+    if kind is SEQUENCE:
+        pairs = [([SequenceSize.of(size, args.steps) for size in sizes], dtypes) for sizes, dtypes in pairs]
+    return [Plan(kind, sizes, dtypes, backends) for sizes, dtypes in pairs] if backends else []
+
+
 def main() -> int:
     args = parse_args()
     settings = Settings(args.device, args.warmup, args.repeats, args.calls, args.budget, args.graphs)
     torch.manual_seed(args.seed)
-    machine, results = run([Plan(STEP, args.sizes, args.dtypes, args.backends)], settings)
+    # Equal precision: float32 products in full precision on every side, ours (cuBLAS) and
+    # nn.LSTM's (cuDNN, which allows TF32 by default).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    machine, results = run(args.plans, settings)
     records = summarize(results, machine)
     env = environment(settings, args.seed)
     if not args.no_save:

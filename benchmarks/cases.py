@@ -38,13 +38,13 @@ class Runner:
 @dataclass(frozen=True)
 class Kind:
     """A kind of case: what its rows time, how they are checked, and what they are set against.
-    step.py defines the LLTM step's; another kind is a module like it, run through a Plan.
+    step.py defines the LLTM step's, sequence.py a whole sequence's; each runs through a Plan.
 
     A case (what make_case returns) has `size`, a dataclass whose str() names it in the table and
     whose fields go into the JSON, and `dtype`. The report sets every row against the case's
     "eager" backend (eager/t, which every kind has), against the fastest of `peers` (peer/t),
-    against the floor for `floor_backends` (t/floor), and "lltm_jit" against "gemm" where both
-    ran (t/gemm).
+    against the floor for `floor_backends` (t/floor), and against the `yardstick` backend where
+    it ran (t/<yardstick>).
     """
 
     name: str
@@ -56,6 +56,10 @@ class Kind:
     # (size, mode, dtype, machine) -> the least time a step can take, and what bounds it.
     floor: Callable[[Any, str, torch.dtype, Machine], tuple[float, str]] | None = None
     floor_backends: tuple[str, ...] = ()
+    # The backend whose time every row's is divided by, in a column of its own: the one the
+    # kind's target is stated against.
+    yardstick: str | None = None
+    call: str = ""  # what one timed call does: the heading of the kind's rows in the table
     # Column title -> a measurement of one step beyond its time (say, its peak memory), made
     # after timing: (step, device) -> a number for the table, or None.
     extras: dict[str, Callable[[Callable[[], object], torch.device], float | None]] = field(
@@ -88,6 +92,11 @@ class Result:
     note: str
     compile_s: float | None
     extra: dict[str, float | None] = field(default_factory=dict)  # by the kind's extras' titles
+
+
+def relative_errors(names, got, want) -> dict[str, float]:
+    """||got - want|| / ||want|| of each pair of tensors, by name; `want` in float64."""
+    return {n: ((g.double() - w).norm() / w.norm()).item() for n, g, w in zip(names, got, want)}
 
 
 def error_note(error: Exception) -> str:

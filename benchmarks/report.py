@@ -29,7 +29,8 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
     """One flat record per result with every derived number: what the table, JSON and plot show.
 
     Ratios compare medians: eager_over_t and peer_over_t are speedups (over eager, over the best
-    peer that ran), t_over_floor and t_over_gemm how far a time is from the floor / the products.
+    peer that ran), t_over_floor and t_over_yardstick how far a time is from the floor / from the
+    kind's yardstick backend.
     """
     medians = {
         (r.kind.name, r.size, r.dtype, r.mode, r.backend): percentiles(r.samples)[1]
@@ -47,8 +48,9 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
         best_peer = min(peers, key=peers.get, default=None)
         floor, bound = r.kind.floor(r.size, r.mode, r.dtype, machine) if r.kind.floor else (None, None)
         size_fields = dataclasses.asdict(r.size)
+        yardstick = r.kind.yardstick
         records.append({
-            "kind": r.kind.name, "size": str(r.size), **size_fields,
+            "kind": r.kind.name, "call": r.kind.call, "size": str(r.size), **size_fields,
             "size_label": " x ".join(size_fields), "dtype": dtype_name(r.dtype), "mode": r.mode,
             "backend": r.backend, "status": r.status, "note": r.note,
             "median_us": us(median), "p10_us": us(p10), "p90_us": us(p90), "repeats": len(r.samples),
@@ -56,9 +58,8 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
             "best_peer": best_peer, "peer_over_t": ratio(peers.get(best_peer), median),
             "floor_us": us(floor), "floor_bound": bound,
             "t_over_floor": ratio(median, floor) if r.backend in r.kind.floor_backends else None,
-            "t_over_gemm": (
-                ratio(median, medians.get((*key, "gemm"))) if r.backend == "lltm_jit" else None
-            ),
+            "yardstick": yardstick,
+            "t_over_yardstick": ratio(median, medians.get((*key, yardstick))) if yardstick else None,
             "compile_s": r.compile_s, "check_errors": r.errors,
             "tolerance": r.kind.tolerances[r.dtype] if r.errors is not None else None,
             "extra": r.extra,
@@ -67,7 +68,13 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
     return records
 
 
-RATIOS = ("eager_over_t", "peer_over_t", "t_over_floor")  # the table's ratio columns
+RATIOS = {"eager_over_t": "eager/t", "peer_over_t": "peer/t", "t_over_floor": "t/floor"}  # by column
+
+
+def ratio_columns(group: list[dict]) -> dict[str, str]:
+    """The ratio columns a group of rows has a value in (record key -> title), t/<yardstick> last."""
+    titles = {**RATIOS, "t_over_yardstick": f"t/{group[0]['yardstick']}"}
+    return {key: title for key, title in titles.items() if any(r[key] is not None for r in group)}
 
 
 def fmt_number(x: float | None) -> str:
@@ -86,7 +93,8 @@ def fmt_spread(r: dict) -> str:
 
 
 def table(records: list[dict], env: dict, machine: Machine) -> str:
-    """The report, within 100 columns. A group's rows show the extra columns its records carry."""
+    """The report, within 100 columns: a section per kind, a group of rows per case and mode. A
+    group shows the ratio columns it has a value in and the extra columns its records carry."""
     peaks = ", ".join(f"{d} {f / 1e9:.0f}" for d, f in machine.matmul_flops_per_s.items())
     lines = [
         f"lltm_jit {env['lltm_jit']} ({env['lltm_jit_build']['backend']}), torch {env['torch']}, "
@@ -94,21 +102,27 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
         f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
         *textwrap.wrap(
-            f"us: median time per step, over samples that each are the mean of {env['calls_per_sample']} "
-            "back-to-back steps; p10/p90: the 10th and 90th percentile samples, relative to the median: "
+            f"us: median time per call, over samples that each are the mean of {env['calls_per_sample']} "
+            "back-to-back calls; p10/p90: the 10th and 90th percentile samples, relative to the median: "
             "a tenth of the samples were faster than p10, a tenth slower than p90 (a p90 far above the "
             "median: other work on the machine stalled some samples); eager/t, peer/t: speedups over "
-            "eager and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); t/gemm: "
-            "over the products alone; error: the check's largest relative error against float64",
+            "eager and over the best peer; t/floor: over max(FLOPs / peak, bytes / bandwidth); "
+            "t/<backend>: over that backend's time (gemm: the products alone; lstm: nn.LSTM); error: "
+            "the check's largest relative error against float64",
             width=96,
         ),
     ]
     name_width = max([9, *(len(r["backend"]) + 1 for r in records)])
+    kind = None
     for (_, size, dtype, mode), group in groupby(records, key=itemgetter("kind", "size", "dtype", "mode")):
         group = list(group)
         first = group[0]
+        if first["kind"] != kind:
+            kind = first["kind"]
+            lines += ["", f"== {kind}" + (f": one call = {first['call']}" if first["call"] else "")]
+        ratios = ratio_columns(group)
         titles = list(dict.fromkeys(title for r in group for title in r["extra"]))
-        row = f"  {{:<{name_width}}}{{:>10}}  {{:<13}}{{:>8}}{{:>8}}{{:>8}}"
+        row = f"  {{:<{name_width}}}{{:>10}}  {{:<13}}" + "{:>8}" * len(ratios)
         row += "".join(f"{{:>{max(8, len(title) + 1)}}}" for title in titles) + "  {}"
         peer = f", best peer {first['best_peer']}" if first["best_peer"] else ""
         floor = ""
@@ -116,15 +130,14 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
             floor = f": floor {fmt_number(first['floor_us'])} us ({first['floor_bound']}-bound)"
         lines += ["", f"{size} {dtype} {mode}{floor}{peer}"]
         lines.append(
-            row.format("backend", "us", "p10/p90", "eager/t", "peer/t", "t/floor", *titles, "note")
+            row.format("backend", "us", "p10/p90", *ratios.values(), *titles, "note")
         )
         for r in group:
-            notes = [r["note"], r["t_over_gemm"] and f"t/gemm {fmt_ratio(r['t_over_gemm'])}"]
             cells = (
-                fmt_number(r["median_us"]), fmt_spread(r), *(fmt_ratio(r[k]) for k in RATIOS),
+                fmt_number(r["median_us"]), fmt_spread(r), *(fmt_ratio(r[k]) for k in ratios),
                 *(fmt_number(r["extra"].get(title)) for title in titles),
             )
-            lines.append(row.format(r["backend"], *cells, ", ".join(filter(None, notes)))[:100].rstrip())
+            lines.append(row.format(r["backend"], *cells, r["note"])[:100].rstrip())
     failed = sorted({f"{r['backend']} {r['size']} {r['dtype']}" for r in records if r["status"] != "ok"})
     lines += ["", f"NOT OK (seed {env['seed']}): {'; '.join(failed)}" if failed else "all checks passed"]
     return "\n".join(lines)
@@ -157,6 +170,9 @@ def environment(settings: Settings, seed: int) -> dict:
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "allow_tf32": {
+            "cuda_matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32
+        },
         "lltm_jit": lltm_jit.__version__,
         "lltm_jit_build": lltm_jit.build_info(),
         "command": shlex.join([sys.executable, *sys.argv]),

@@ -15,8 +15,8 @@ from typing import Callable
 import torch
 from torch import nn
 
-from .cases import Kind, Runner
-from .timing import Machine, dtype_name, synchronize
+from .cases import Kind, Runner, relative_errors
+from .timing import Machine, synchronize
 
 # The largest relative error ||out - ref|| / ||ref|| accepted against the float64 reference.
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-4, torch.bfloat16: 3e-2, torch.float16: 3e-2}
@@ -83,7 +83,7 @@ def check(step: Callable, case: Case) -> dict[str, float]:
     outputs64 = reference_lltm(*leaves64)
     want = (*outputs64, *torch.autograd.grad(outputs64, leaves64, [g.double() for g in grads]))
     names = ("new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell")
-    return {n: ((g.double() - w).norm() / w.norm()).item() for n, g, w in zip(names, got, want)}
+    return relative_errors(names, got, want)
 
 
 def floor_seconds(size: Size, mode: str, dtype: torch.dtype, machine: Machine) -> tuple[float, str]:
@@ -113,9 +113,7 @@ def floor_seconds(size: Size, mode: str, dtype: torch.dtype, machine: Machine) -
         backward_reads = 2 * b * s + kept + b * s + b * f + b * s + weights
         backward_writes = b * f + weights + 3 * s + 2 * b * s
         flops, elements = 3 * gemm_flops, forward + kept + backward_reads + backward_writes
-    compute = flops / machine.matmul_flops_per_s[dtype_name(dtype)]
-    memory = elements * dtype.itemsize / machine.copy_bytes_per_s
-    return (compute, "compute") if compute >= memory else (memory, "memory")
+    return machine.floor(flops, elements * dtype.itemsize, dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,13 +181,19 @@ def lstmcell_runner(case: Case) -> Runner:
     return Runner(forward, backward_step(forward, leaves, case.grads), note="peer (different cell)")
 
 
-def lstm_runner(case: Case) -> Runner:
-    """nn.LSTM, one time step, cuDNN on CUDA (a different cell: speed peer only)"""
-    s = case.size
-    lstm = nn.LSTM(s.input_features, s.state_size, device=case.input.device, dtype=case.dtype)
+def flat_lstm(size, device: torch.device, dtype: torch.dtype) -> nn.LSTM:
+    """nn.LSTM(size.input_features, hidden_size=size.state_size) on the device, its weights in
+    cuDNN's one buffer."""
+    lstm = nn.LSTM(size.input_features, size.state_size, device=device, dtype=dtype)
     # Built on the device directly, its weights are not yet in cuDNN's one buffer, and every call
     # would copy them there ("RNN module weights are not part of single contiguous chunk").
     lstm.flatten_parameters()
+    return lstm
+
+
+def lstm_runner(case: Case) -> Runner:
+    """nn.LSTM, one time step, cuDNN on CUDA (a different cell: speed peer only)"""
+    lstm = flat_lstm(case.size, case.input.device, case.dtype)
     # (seq_len = 1, batch, features) leaves sharing the case's memory.
     x, h, c = (t.detach().unsqueeze(0).requires_grad_() for t in (case.input, case.old_h, case.old_cell))
 
@@ -224,6 +228,7 @@ def gemm_runner(case: Case) -> Runner:
 
 STEP = Kind(
     name="step",
+    call="one LLTM step of a batch",
     make_case=Case.make,
     backends={
         "eager": eager_runner,
@@ -237,4 +242,5 @@ STEP = Kind(
     peers=("compile", "lstmcell", "lstm"),  # what lltm_jit competes with
     floor=floor_seconds,
     floor_backends=("eager", "lltm_jit", "compile", "gemm"),  # those doing the LLTM step's work
+    yardstick="gemm",  # the products alone: what the fused elementwise work adds to them
 )

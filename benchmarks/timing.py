@@ -138,6 +138,13 @@ class Machine:
     copy_bytes_per_s: float  # bytes read + written per second by a large copy
     matmul_flops_per_s: dict[str, float]  # by dtype name: a large square matmul
 
+    def floor(self, flops: float, bytes_moved: float, dtype: torch.dtype) -> tuple[float, str]:
+        """The least time work of `flops` in matrix products of `dtype` and `bytes_moved` through
+        memory can take here, and what bounds it ("compute" or "memory")."""
+        compute = flops / self.matmul_flops_per_s[dtype_name(dtype)]
+        memory = bytes_moved / self.copy_bytes_per_s
+        return (compute, "compute") if compute >= memory else (memory, "memory")
+
 
 def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
     """The fastest of a few repeats, not the median: a floor must not be above what is possible."""

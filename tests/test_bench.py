@@ -1,6 +1,8 @@
 """The benchmark package behind bench.py: its statistics, its run over a kind of case, its report."""
 
+import dataclasses
 import io
+import math
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -12,9 +14,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the checkout, not an installed one
 
+import bench  # noqa: E402
 from benchmarks.cases import Kind, Plan, Progress, Runner, run  # noqa: E402
 from benchmarks.report import summarize, table  # noqa: E402
-from benchmarks.timing import MIN_ROUNDS, Settings, measure, percentiles  # noqa: E402
+from benchmarks.sequence import SEQUENCE, SequenceSize, floor_seconds, lltm_runner  # noqa: E402
+from benchmarks.step import STEP, Size  # noqa: E402
+from benchmarks.timing import MIN_ROUNDS, Machine, Settings, measure, percentiles  # noqa: E402
 
 
 def test_percentiles_are_samples_a_tenth_from_either_end():
@@ -116,10 +121,120 @@ def test_a_kind_extra_column_shows_where_measured(matmul_run):
     assert {r["backend"]: r["extra"] for r in records if r["mode"] == "fwd"}["eager"] == {"peak MiB": None}
     lines = table(records, ENV, machine).splitlines()
     header = next(line for line in lines if line.strip().startswith("backend"))
-    assert header.split() == ["backend", "us", "p10/p90", "eager/t", "peer/t", "t/floor", "peak", "MiB", "note"]
+    # No peers and no floor in this kind: no peer/t or t/floor column.
+    assert header.split() == ["backend", "us", "p10/p90", "eager/t", "peak", "MiB", "note"]
     train_rows = [line.split() for line in lines[lines.index("8x8 float32 fwd+bwd"):]]
-    assert next(row for row in train_rows if row[:1] == ["eager"])[6] == "12.5"
-    assert next(row for row in train_rows if row[:1] == ["wrong"])[6] == "-"
+    assert next(row for row in train_rows if row[:1] == ["eager"])[4] == "12.5"
+    assert next(row for row in train_rows if row[:1] == ["wrong"])[4] == "-"
+
+
+def sequence_with_wrong_backend():
+    """The sequence kind plus a backend whose output is off by 1e-3 of its norm: its check must fail."""
+
+    def wrong(case):
+        """lltm_jit.LLTMSequence with output * (1 + 1e-3)"""
+
+        def sequence(x, state):
+            output, final = case.module(x, state)
+            return output * (1 + 1e-3), final
+
+        return lltm_runner(case, sequence)
+
+    return dataclasses.replace(SEQUENCE, backends={**SEQUENCE.backends, "wrong": wrong})
+
+
+@pytest.fixture(scope="module")
+def sequence_run():
+    settings = Settings(torch.device("cpu"), warmup=1, repeats=MIN_ROUNDS, calls=1, budget=0.0)
+    backends = ["eager", "lltm_jit", "loop", "lstm", "lltm_jit_step_kernels", "wrong"]
+    plan = Plan(sequence_with_wrong_backend(), sizes=[SequenceSize(3, 5, 7, steps=4)], dtypes=[torch.float32],
+                backends=backends)
+    machine, results = run([plan], settings)
+    return machine, results, summarize(results, machine)
+
+
+def test_sequence_rows_are_checked_against_the_reference(sequence_run):
+    _, results, _ = sequence_run
+    by_row = {(r.backend, r.mode): r for r in results}
+    for backend in ("eager", "lltm_jit", "loop"):
+        for mode in ("fwd", "fwd+bwd"):
+            assert by_row[backend, mode].status == "ok", by_row[backend, mode].note
+        errors = by_row[backend, "fwd"].errors
+        assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_weights", "d_bias", "d_h0", "d_c0"}
+        assert 0 < max(errors.values()) <= SEQUENCE.tolerances[torch.float32]
+    assert by_row["lstm", "fwd+bwd"].status == "ok" and by_row["lstm", "fwd+bwd"].errors is None
+    assert by_row["wrong", "fwd"].status == "FAILED"
+    assert 1e-4 < by_row["wrong", "fwd"].errors["output"] < 1e-2
+    step_kernels = by_row["lltm_jit_step_kernels", "fwd"]
+    assert step_kernels.status == "ERROR" and "CUDA only" in step_kernels.note
+
+
+def test_sequence_rows_show_their_time_over_cudnn_lstm(sequence_run):
+    machine, _, records = sequence_run
+    train = {r["backend"]: r for r in records if r["mode"] == "fwd+bwd"}
+    ours, lstm = train["lltm_jit"], train["lstm"]
+    assert ours["t_over_yardstick"] == pytest.approx(ours["median_us"] / lstm["median_us"])
+    assert ours["extra"] == {"peak MiB": None}  # measured on CUDA only
+    lines = table(records, ENV, machine).splitlines()
+    assert "== sequence: one call = T steps over a batch from a zero state (fwd+bwd: loss = output.sum())" in lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("3x5x7 T=4 float32 fwd+bwd"))
+    end = lines.index("", start)
+    header, *rows = (line.split() for line in lines[start + 1:end])
+    column = header.index("t/lstm")
+    assert header[:column + 1] == ["backend", "us", "p10/p90", "eager/t", "t/floor", "t/lstm"]  # no peers
+    row = next(row for row in rows if row[0] == "lltm_jit")
+    assert float(row[column]) == pytest.approx(ours["t_over_yardstick"], rel=0.01, abs=0.006)
+
+
+def test_sequence_floor_counts_the_products_of_all_steps():
+    size = SequenceSize(batch=3, input_features=5, state_size=7, steps=4)
+    # A machine of 1 FLOP/s and endless bandwidth: the floor is the FLOP count.
+    machine = Machine(copy_bytes_per_s=math.inf, matmul_flops_per_s={"float32": 1.0})
+    forward = 2 * 4 * 3 * (7 + 5) * 3 * 7
+    assert floor_seconds(size, "fwd", torch.float32, machine) == (forward, "compute")
+    assert floor_seconds(size, "fwd+bwd", torch.float32, machine) == (3 * forward, "compute")
+
+
+def parse(monkeypatch, *argv):
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--device", "cpu", *argv])
+    return bench.parse_args()
+
+
+def plans(args):
+    return [(plan.kind.name, plan.sizes, plan.dtypes, plan.backends) for plan in args.plans]
+
+
+def test_bench_runs_both_kinds_by_default(monkeypatch):
+    sequence_sizes = [SequenceSize(16, 32, 128, 64), SequenceSize(64, 256, 512, 64)]
+    assert plans(parse(monkeypatch)) == [
+        ("step", [Size(16, 32, 128), Size(64, 256, 256), Size(256, 512, 1024)], [torch.float32],
+         ["eager", "lltm_jit", "compile", "lstmcell", "lstm"]),
+        ("sequence", sequence_sizes, [torch.float32], ["eager", "lltm_jit", "loop", "lstm"]),
+    ]
+    quick = plans(parse(monkeypatch, "--quick"))
+    assert [(kind, sizes) for kind, sizes, _, _ in quick] == [
+        ("step", [Size(16, 32, 128)]), ("sequence", [SequenceSize(16, 32, 128, 16)])
+    ]
+
+
+def test_bench_selects_a_kind_and_its_sizes(monkeypatch):
+    args = parse(monkeypatch, "--kind", "sequence", "--steps", "8", "--sizes", "4x5x6", "--dtypes", "float64")
+    assert plans(args) == [("sequence", [SequenceSize(4, 5, 6, 8)], [torch.float64],
+                            ["eager", "lltm_jit", "loop", "lstm"])]
+    assert [kind for kind, *_ in plans(parse(monkeypatch, "--kind", "step"))] == ["step"]
+    # A kind runs the named backends it has; a kind with none of them does not run.
+    assert plans(parse(monkeypatch, "--backends", "loop,lltm_jit", "--sizes", "4x5x6")) == [
+        ("step", [Size(4, 5, 6)], [torch.float32], ["lltm_jit"]),
+        ("sequence", [SequenceSize(4, 5, 6, 64)], [torch.float32], ["lltm_jit", "loop"]),
+    ]
+    assert [kind for kind, *_ in plans(parse(monkeypatch, "--backends", "gemm"))] == ["step"]
+
+
+@pytest.mark.parametrize("argv", [["--kind", "step", "--backends", "loop"], ["--steps", "0"], ["--kind", "seq"]])
+def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv):
+    with pytest.raises(SystemExit) as exit:
+        parse(monkeypatch, *argv)
+    assert exit.value.code == 2 and "error" in capsys.readouterr().err
 
 
 class Stream(io.StringIO):
@@ -167,3 +282,4 @@ def test_bench_quick_checks_pass_and_writes_nothing(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("all checks passed")
     assert "16x32x128 float32 fwd+bwd" in done.stdout and list(tmp_path.iterdir()) == []
+    assert "16x32x128 T=16 float32 fwd+bwd" in done.stdout
