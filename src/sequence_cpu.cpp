@@ -3,8 +3,8 @@
 #include "cell_cpu.h"
 #include "sequence.h"
 
-#include <ATen/ops/add.h>
 #include <ATen/ops/gt.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -44,20 +44,21 @@ void cpu_backward(Recurrence& r) {
   for (int64_t t = s.time - 1; t >= 0; --t) {
     Tensor gates = r.gates.select(0, t);
     const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : r.c0;
-    const Tensor grad_h = r.grad_output.defined() ? at::add(r.grad_output.select(0, t), r.d_h) : r.d_h;
+    // d_h becomes the gradient of h after step t: from the steps after it and from the output.
+    const Tensor d_h_next = r.lengths.defined() ? r.d_h.clone() : r.d_h;
+    if (r.grad_output.defined()) r.d_h.add_(r.grad_output.select(0, t));
     // In place: each row's pre-activations become its gate gradients, and d_c that of c_prev.
     const Tensor d_c_next = r.lengths.defined() ? r.d_c.clone() : r.d_c;
-    cpu::backward(grad_h.contiguous(), d_c_next, gates, c_prev, gates, r.d_c, Tensor());
+    cpu::backward(r.d_h, d_c_next, gates, c_prev, gates, r.d_c, Tensor());
     if (r.lengths.defined()) {
       // Past a sequence's end the step did not run: no gate gradients, d_h and d_c pass through.
       const Tensor run = running(r, t);
       gates.masked_fill_(run.logical_not(), 0);
       r.d_c.copy_(at::where(run, r.d_c, d_c_next));
-      r.d_h.masked_fill_(run, 0);
+      r.d_h.copy_(at::where(run, 0, d_h_next)).addmm_(gates, w_h);
     } else {
-      r.d_h.zero_();
+      at::mm_out(r.d_h, gates, w_h);
     }
-    r.d_h.addmm_(gates, w_h);
   }
 }
 
