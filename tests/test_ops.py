@@ -1,5 +1,7 @@
 """The ops and the functional API against the pure-PyTorch reference."""
 
+import itertools
+
 import pytest
 import torch
 from helpers import (assert_matches_reference, assert_within_torch_own_error, forward_backward, make_inputs, rel_err,
@@ -46,6 +48,35 @@ def test_saturated_gates(device, dtype):
     args = assert_within_torch_own_error(args64, dtype)
     gates = torch.cat([args[3], args[0]], 1).double() @ args[1].double().t()
     assert gates.abs().max() > 200
+
+
+NONFINITE_GATES = [float("-inf"), -100.0, -88.5, -1.0, 0.0, 1.0, 100.0, float("inf"), float("nan")]
+NONFINITE_CELLS = [float("-inf"), -1.0, 1.0, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_nonfinite_values_as_the_reference(device, dtype):
+    """Every combination of infinite, NaN, overflowing and ordinary gate pre-activations (the bias,
+    one combination per state column, with zero weights) and old_cell values: NaN, inf and -inf
+    where the reference has them, in the outputs and the gradients. sigmoid(z) is 0 for
+    z <= -88.72 (-88.5 gives a subnormal), so a candidate of inf gives NaN there, not inf. The
+    reference runs in the math type (float for half and bfloat16, which eager PyTorch would round
+    to 0 between its operations)."""
+    combos = torch.tensor(list(itertools.product(NONFINITE_GATES, repeat=3)), dtype=torch.float64)
+    state, batch = combos.shape[0], len(NONFINITE_CELLS)
+    args = [torch.ones(batch, 1), torch.zeros(3 * state, state + 1), combos.t().reshape(-1), torch.ones(batch, state),
+            torch.tensor(NONFINITE_CELLS)[:, None].expand(batch, state)]
+    args = [a.to(device, dtype).requires_grad_() for a in args]
+    math_dtype = torch.float64 if dtype == torch.float64 else torch.float32
+    ref_args = [a.detach().to(math_dtype).requires_grad_() for a in args]
+    ours = forward_backward(lltm, args)
+    ref = forward_backward(reference_lltm, ref_args)
+    eps = torch.finfo(dtype).eps
+    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
+    new_cell = ours[1]
+    assert new_cell.isnan().any() and new_cell.isposinf().any() and new_cell.isneginf().any()
+    for name, a, b in zip(names, ours, ref, strict=True):
+        torch.testing.assert_close(a, b.to(dtype), rtol=4 * eps, atol=4 * eps, equal_nan=True, msg=name)
 
 
 def unaligned(t):
