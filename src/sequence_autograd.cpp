@@ -3,6 +3,7 @@
 
 #include <torch/library.h>
 
+#include <array>
 #include <mutex>
 #include <optional>
 
@@ -22,8 +23,8 @@ const auto& forward_op() {
 const auto& backward_op() {
   static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
       const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&,
-      const Tensor&, const Tensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&)>(
-      LLTM_OP("sequence_backward"));
+      const Tensor&, const Tensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
+      std::array<bool, 3>)>(LLTM_OP("sequence_backward"));
   return op;
 }
 
@@ -61,11 +62,14 @@ struct LLTMSequenceBackward final : Node {
     // lives, another tensor shares their storage.
     const bool shared = saved_gates.storage().use_count() > 1;
     const Tensor workspace = last_use && !traced && !shared ? saved_gates : saved_gates.clone();
+    // Only the products this backward pass needs (see LLTMBackward).
+    const std::array<bool, 3> output_mask{task_should_compute_output(0), task_should_compute_output(1),
+                                          task_should_compute_output(2)};
     auto [d_input, d_weights, d_bias, d_h0, d_c0] = backward_op().call(
         defined_or_none(grads[0]), defined_or_none(grads[1]), defined_or_none(grads[2]), input.unpack(),
         weights.unpack(), h0.unpack(), c0.unpack(), defined_or_none(lengths.unpack()), output.unpack(getptr()),
-        workspace, cells.unpack());
-    return {d_input, d_weights, d_bias.view(bias_sizes), d_h0, d_c0};
+        workspace, cells.unpack(), output_mask);
+    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias, d_h0, d_c0};
   }
 };
 
