@@ -49,13 +49,16 @@ def _register_fake_kernels(namespace: str) -> None:
         )
 
     @torch.library.register_fake(ops.sequence_forward.default)
-    def _(input, weights, bias, h0, c0, lengths):
+    def _(input, weights, bias, h0, c0, lengths, for_backward=None):
         op = "lltm_sequence"
         checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
         time, batch, state = checks.check_sequence(op, input, weights, bias, h0, c0, lengths)
         output = input.new_empty((time, batch, state))
-        return (output, h0.new_empty((batch, state)), c0.new_empty((batch, state)),
-                input.new_empty((time, batch, 3 * state)), torch.empty_like(output))
+        if for_backward is False:  # what only the backward reads comes back empty
+            gates, cells = input.new_empty((0,)), input.new_empty((0,))
+        else:
+            gates, cells = input.new_empty((time, batch, 3 * state)), torch.empty_like(output)
+        return output, h0.new_empty((batch, state)), c0.new_empty((batch, state)), gates, cells
 
     @torch.library.register_fake(ops.sequence_backward.default)
     def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):

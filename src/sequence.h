@@ -64,8 +64,9 @@ inline Tensor checked_lengths(const char* op, const Tensor& lengths, int64_t tim
 }
 
 // What a backend's recurrence reads and writes. Forward: gates holds the input projection and
-// receives the pre-activations; output, cells, h_n and c_n are written. Backward: d_h and d_c hold
-// the gradients of h_n and c_n and receive those of h0 and c0; gates receives its gradients.
+// receives the pre-activations; output, h_n, c_n and, when defined (a backward may follow), cells
+// are written. With cells undefined, gates is only a workspace. Backward: d_h and d_c hold the
+// gradients of h_n and c_n and receive those of h0 and c0; gates receives its gradients.
 struct Recurrence {
   SequenceSizes sizes;
   Tensor weights, h0, c0;
@@ -78,12 +79,13 @@ using RecurrenceForward = void (*)(Recurrence& r);
 using RecurrenceBackward = void (*)(Recurrence& r);
 
 // Returns output (time, batch, state), h_n, c_n (batch, state) and, for the backward, gates and
-// cells (time, batch, 3 * state and state).
+// cells (time, batch, 3 * state and state), or two empty tensors when for_backward is false.
 template <RecurrenceForward recurrence>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor& input, const Tensor& weights,
                                                                     const Tensor& bias, const Tensor& h0,
                                                                     const Tensor& c0,
-                                                                    const std::optional<Tensor>& lengths) {
+                                                                    const std::optional<Tensor>& lengths,
+                                                                    std::optional<bool> for_backward) {
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &h0}, {"c0", &c0}});
@@ -92,7 +94,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   Recurrence r{s, weights, h0.contiguous(), c0.contiguous(), checked_lengths(op, given_lengths, s.time)};
   r.gates = at::empty({s.time, s.batch, 3 * s.state}, opts);
   r.output = at::empty({s.time, s.batch, s.state}, opts);
-  r.cells = at::empty({s.time, s.batch, s.state}, opts);
+  const bool keep = for_backward.value_or(true);
+  if (keep) r.cells = at::empty({s.time, s.batch, s.state}, opts);
   r.h_n = at::empty({s.batch, s.state}, opts);
   r.c_n = at::empty({s.batch, s.state}, opts);
   // The input projection of every step in one product.
@@ -100,7 +103,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   at::addmm_out(projection, bias.reshape({3 * s.state}), input.reshape({s.time * s.batch, s.features}),
                 weights.narrow(1, s.state, s.features).t());
   recurrence(r);
-  return {r.output, r.h_n, r.c_n, r.gates, r.cells};
+  if (keep) return {r.output, r.h_n, r.c_n, r.gates, r.cells};
+  return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};
 }
 
 inline Tensor gradient_or_zeros(const std::optional<Tensor>& grad, const Tensor& like) {

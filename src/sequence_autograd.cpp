@@ -15,8 +15,8 @@ using OptionalTensor = std::optional<Tensor>;
 const auto& forward_op() {
   static const auto op =
       find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
-                                                                 const Tensor&, const Tensor&, const OptionalTensor&)>(
-          LLTM_OP("sequence_forward"));
+                                                                 const Tensor&, const Tensor&, const OptionalTensor&,
+                                                                 std::optional<bool>)>(LLTM_OP("sequence_forward"));
   return op;
 }
 
@@ -75,11 +75,17 @@ struct LLTMSequenceBackward final : Node {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
                                                                     const Tensor& bias, const Tensor& h0,
-                                                                    const Tensor& c0, const OptionalTensor& lengths) {
+                                                                    const Tensor& c0, const OptionalTensor& lengths,
+                                                                    std::optional<bool> for_backward) {
   const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
+  TORCH_CHECK(for_backward.value_or(true) || !requires_grad,
+              "lltm_sequence: for_backward=False leaves out what the backward needs, but an input requires a "
+              "gradient (set for_backward=None to let autograd decide)");
   auto out = [&] {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return forward_op().call(input, weights, bias, h0, c0, lengths);
+    // Without a backward to come, the cell states of every step are not written; a caller that
+    // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
+    return forward_op().call(input, weights, bias, h0, c0, lengths, for_backward.value_or(requires_grad));
   }();
   if (!requires_grad) return out;
   auto& [output, h_n, c_n, gates, cells] = out;

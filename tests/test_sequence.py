@@ -145,15 +145,53 @@ def test_opcheck(device):
         lengths = torch.tensor([4, 1, 0])
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, lengths))
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, None))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default,
+                              (*[a.detach() for a in args], lengths, False))
         for mask in ([True, True, True], [False, True, False]):  # outputs left out come back as None
             torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
                                   (*backward_op_args(args, lengths), mask))
 
 
+@pytest.mark.parametrize("no_grad", ["no_grad", "constant inputs"])
+def test_forward_without_backward_keeps_nothing_for_it(device, no_grad):
+    """Under no_grad, or with no input requiring a gradient, the forward returns gates and cells
+    empty and allocates no (time, batch, state) cell states, with the same results (lengths make
+    a sequence's state pass through skipped steps)."""
+    args = make_sequence(8, 4, 3, 8, device=device, seed=12)  # (time, batch, state) of 2 KiB: CUDA's block size
+    lengths = torch.tensor([8, 0, 3, 1])
+    kept = torch.ops.lltm_jit.sequence_forward(*args, lengths)
+    if no_grad == "no_grad":
+        with torch.no_grad():
+            allocated, ours = allocations(lambda: torch.ops.lltm_jit.sequence_forward(*args, lengths))
+    else:
+        constant = [a.detach() for a in args]
+        allocated, ours = allocations(lambda: torch.ops.lltm_jit.sequence_forward(*constant, lengths))
+    assert ours[3].shape == ours[4].shape == (0,)
+    for a, b in zip(ours[:3], kept[:3]):
+        assert torch.equal(a, b)
+    assert kept[4].shape == (8, 4, 8)
+    state_bytes = kept[4].numel() * kept[4].element_size()
+    assert allocated.count(state_bytes) == 1  # the output alone
+
+
+def test_forward_for_backward_false_refused_when_a_gradient_is_needed():
+    args = make_sequence(3, 2, 4, 5)
+    with pytest.raises(RuntimeError, match="for_backward=False leaves out what the backward needs"):
+        torch.ops.lltm_jit.sequence_forward(*args, None, for_backward=False)
+
+
+def allocations(fn):
+    """The sizes in bytes of the allocations fn makes (the profiler's memory events), and its result."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = fn()
+    return [e.nbytes() for e in prof.profiler.kineto_results.events() if e.name() == "[memory]" and e.nbytes() > 0], result
+
+
 def backward_op_args(args, lengths=None):
     """The backward operator's arguments but the mask, from the forward operator on args."""
     input, weights, _, h0, c0 = (a.detach() for a in args)
-    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*[a.detach() for a in args], lengths)
+    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(input, weights, args[2].detach(), h0, c0,
+                                                                         lengths, for_backward=True)
     grads = [torch.randn_like(output), torch.randn_like(h_n), torch.randn_like(c_n)]
     return [*grads, input, weights, h0, c0, lengths, output, gates, cells]
 
@@ -229,6 +267,9 @@ def test_torch_compile_fullgraph(device):
     (ref.sum() + ref_h.sum()).backward()
     for g, p in zip(grads, module.parameters()):
         assert rel_err(g, p.grad) < 1e-12
+    with torch.no_grad():  # a graph of its own, whose forward keeps nothing for a backward
+        for a, b in zip(compiled(x, state, lengths)[0], ref):
+            assert rel_err(a, b) < 1e-14
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
