@@ -38,30 +38,35 @@ def _register_fake_kernels(namespace: str) -> None:
         return new, torch.empty_like(new), input.new_empty((batch, 3 * state))
 
     @torch.library.register_fake(ops.backward.default)
-    def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell):
+    def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask):
         batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
+        want_old_h_input, want_weights, want_bias = output_mask
         return (
-            input.new_empty((batch, state + features)),
-            weights.new_empty(weights.shape),
-            weights.new_empty((weights.shape[0],)),
+            input.new_empty((batch, state + features)) if want_old_h_input else None,
+            weights.new_empty(weights.shape) if want_weights else None,
+            weights.new_empty((weights.shape[0],)) if want_bias else None,
             old_cell.new_empty((batch, state)),
         )
 
     @torch.library.register_fake(ops.sequence_forward.default)
-    def _(input, weights, bias, h0, c0, lengths):
+    def _(input, weights, bias, h0, c0, lengths, for_backward=None):
         op = "lltm_sequence"
         checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
         time, batch, state = checks.check_sequence(op, input, weights, bias, h0, c0, lengths)
         output = input.new_empty((time, batch, state))
-        return (output, h0.new_empty((batch, state)), c0.new_empty((batch, state)),
-                input.new_empty((time, batch, 3 * state)), torch.empty_like(output))
+        if for_backward is False:  # what only the backward reads comes back empty
+            gates, cells = input.new_empty((0,)), input.new_empty((0,))
+        else:
+            gates, cells = input.new_empty((time, batch, 3 * state)), torch.empty_like(output)
+        return output, h0.new_empty((batch, state)), c0.new_empty((batch, state)), gates, cells
 
     @torch.library.register_fake(ops.sequence_backward.default)
-    def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells):
+    def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):
+        want_input, want_weights, want_bias = output_mask
         return (
-            torch.empty_like(input, memory_format=torch.contiguous_format),
-            weights.new_empty(weights.shape),
-            weights.new_empty((weights.shape[0],)),
+            torch.empty_like(input, memory_format=torch.contiguous_format) if want_input else None,
+            weights.new_empty(weights.shape) if want_weights else None,
+            weights.new_empty((weights.shape[0],)) if want_bias else None,
             h0.new_empty(h0.shape),
             c0.new_empty(c0.shape),
         )

@@ -10,13 +10,14 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 
+#include <array>
 #include <tuple>
 
 namespace lltm {
 
 // Fused passes. Every tensor is contiguous and on one device; batch may be 0.
 // gates (batch, 3*state) holds the gate pre-activations; the backward recomputes the activations.
-// The backward also writes d_bias (3*state), d_gates summed over the batch.
+// The backward also writes d_bias (3*state), d_gates summed over the batch, when it is defined.
 using FusedForward = void (*)(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h,
                               const Tensor& new_cell);
 using FusedBackward = void (*)(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates,
@@ -57,13 +58,32 @@ std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tenso
   return {new_h, new_cell, gates};
 }
 
+// d_weights = d_gates^T [old_h, input]: one product over a copy of [old_h, input] (the forward's
+// copy is not kept, since a sequence would keep one per step), or, for a large copy on CUDA, two
+// products into d_weights' two blocks of columns, where the copy costs the device more than the
+// second product.
+inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const Tensor& input) {
+  const int64_t batch = input.size(0), features = input.size(1), state = old_h.size(1);
+  const int64_t copy_bytes = batch * (state + features) * d_gates.element_size();
+  if (d_gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
+    Tensor d_weights = at::empty({3 * state, state + features}, d_gates.options());
+    Tensor d_weights_h = d_weights.narrow(1, 0, state);
+    Tensor d_weights_input = d_weights.narrow(1, state, features);
+    at::mm_out(d_weights_h, d_gates.t(), old_h);
+    at::mm_out(d_weights_input, d_gates.t(), input);
+    return d_weights;
+  }
+  return at::mm(d_gates.t(), at::cat({old_h, input}, 1));
+}
+
 // Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
-// (3 * state_size,)) and old_cell.
+// (3 * state_size,)) and old_cell; output_mask says which of the first three to compute (the
+// others are undefined).
 template <FusedBackward fused>
 std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, const Tensor& grad_cell,
                                                          const Tensor& input, const Tensor& weights,
                                                          const Tensor& old_h, const Tensor& gates,
-                                                         const Tensor& old_cell) {
+                                                         const Tensor& old_cell, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_backward";
   check_same_kind(op, {{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input}, {"weights", &weights},
                        {"old_h", &old_h}, {"gates", &gates}, {"old_cell", &old_cell}});
@@ -78,29 +98,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
   check_shape(op, gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
   check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * s.state, s.state + s.features});
+  const auto [want_old_h_input, want_weights, want_bias] = output_mask;
 
   const auto opts = gates.options();
   Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
   Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
-  Tensor d_bias = at::empty({3 * s.state}, opts);
+  Tensor d_bias = want_bias ? at::empty({3 * s.state}, opts) : Tensor();
   fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), old_cell.contiguous(), d_gates,
         d_old_cell, d_bias);
-  // d_weights = d_gates^T [old_h, input]: one product over a copy of [old_h, input] (the forward's
-  // copy is not kept, since a sequence would keep one per step), or, for a large copy on CUDA, two
-  // products into d_weights' two blocks of columns, where the copy costs the device more than the
-  // second product.
-  const int64_t copy_bytes = s.batch * (s.state + s.features) * gates.element_size();
-  Tensor d_weights;
-  if (gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
-    d_weights = at::empty({3 * s.state, s.state + s.features}, opts);
-    Tensor d_weights_h = d_weights.narrow(1, 0, s.state);
-    Tensor d_weights_input = d_weights.narrow(1, s.state, s.features);
-    at::mm_out(d_weights_h, d_gates.t(), old_h);
-    at::mm_out(d_weights_input, d_gates.t(), input);
-  } else {
-    d_weights = at::mm(d_gates.t(), at::cat({old_h, input}, 1));
-  }
-  return {at::mm(d_gates, weights), d_weights, d_bias, d_old_cell};
+  const Tensor d_weights = want_weights ? weights_gradient(d_gates, old_h, input) : Tensor();
+  const Tensor d_old_h_input = want_old_h_input ? at::mm(d_gates, weights) : Tensor();
+  return {d_old_h_input, d_weights, d_bias, d_old_cell};
 }
 
 }  // namespace lltm

@@ -5,6 +5,7 @@
 #include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
+#include <array>
 #include <mutex>
 
 namespace lltm {
@@ -19,8 +20,8 @@ const auto& forward_op() {
 const auto& backward_op() {
   static const auto op =
       find_op<std::tuple<Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                                         const Tensor&, const Tensor&, const Tensor&)>(
-          LLTM_OP("backward"));
+                                                         const Tensor&, const Tensor&, const Tensor&,
+                                                         std::array<bool, 3>)>(LLTM_OP("backward"));
   return op;
 }
 
@@ -47,11 +48,16 @@ struct LLTMBackward final : Node {
     // Undefined when only one of new_h and new_cell was used.
     const Tensor grad_h = grads[0].defined() ? grads[0] : at::zeros_like(c);
     const Tensor grad_cell = grads[1].defined() ? grads[1] : at::zeros_like(c);
-    auto [d_old_h_input, d_weights, d_bias, d_old_cell] =
-        backward_op().call(grad_h, grad_cell, x, w, h, gates.unpack(), c);
+    // Only the gradients this backward pass needs: an input that requires none, or that
+    // autograd.grad was not asked for, spares its product. d_[old_h, input] is one product.
+    const bool want_input = task_should_compute_output(0), want_old_h = task_should_compute_output(3);
+    const bool want_bias = task_should_compute_output(2);
+    auto [d_old_h_input, d_weights, d_bias, d_old_cell] = backward_op().call(
+        grad_h, grad_cell, x, w, h, gates.unpack(), c, {want_input || want_old_h, task_should_compute_output(1), want_bias});
     const int64_t state = h.size(1);
-    return {d_old_h_input.narrow(1, state, x.size(1)), d_weights, d_bias.view(bias_sizes),
-            d_old_h_input.narrow(1, 0, state), d_old_cell};
+    return {want_input ? d_old_h_input.narrow(1, state, x.size(1)) : Tensor(), d_weights,
+            want_bias ? d_bias.view(bias_sizes) : Tensor(), want_old_h ? d_old_h_input.narrow(1, 0, state) : Tensor(),
+            d_old_cell};
   }
 };
 

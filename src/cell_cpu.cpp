@@ -20,7 +20,8 @@ namespace {
 // scalar calls made the forward pass slower than eager PyTorch's vectorised kernels.
 struct VectorisableMath : StdMath {
   static float exp(float x) {
-    x = std::min(std::max(x, -87.0f), 88.0f);  // NaN stays NaN: both compare false
+    // Clamped to where 2^(n - 1) below is a normal float; NaN stays NaN: both compare false.
+    x = std::min(std::max(x, -86.5f), 89.0f);
     // x = n ln2 + r, |r| <= ln2 / 2; the magic constant rounds to nearest without a call.
     const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
     const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // ln2 split in two (Cody-Waite)
@@ -31,7 +32,10 @@ struct VectorisableMath : StdMath {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    return p * c10::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // p * 2^n
+    // p 2^n as (p 2^(n - 1)) 2: the last product overflows to inf exactly where exp does, from
+    // x = 88.7228..., as the C library's (sigmoid(z) is then 0 for z <= -88.7228, and 0 * inf NaN,
+    // as in eager PyTorch), with no select.
+    return p * c10::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23) * 2.0f;
   }
   static float expm1(float x) {
     // exp(x) - 1 loses relative precision near 0: there, the Taylor series (error < 1e-7 for |x| < 0.5).

@@ -32,7 +32,7 @@ void cuda_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new
 void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates, const Tensor& old_cell,
                    const Tensor& d_gates, const Tensor& d_old_cell, const Tensor& d_bias) {
   if (grad_h.size(0) == 0) {
-    d_bias.zero_();  // a sum over no rows
+    if (d_bias.defined()) d_bias.zero_();  // a sum over no rows
     return;
   }
   const c10::cuda::CUDAGuard guard(gates.device());
@@ -41,9 +41,9 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
   p.grad_cell = grad_cell.const_data_ptr();
   p.d_gates = d_gates.data_ptr();
   p.d_old_cell = d_old_cell.data_ptr();
-  p.d_bias = d_bias.data_ptr();
+  p.d_bias = d_bias.defined() ? d_bias.data_ptr() : nullptr;
   // Partial sums of the bias gradient, in the math type (float for the half types).
-  const int64_t partial_rows = cuda::bias_partial_rows(p.batch, p.multiprocessors);
+  const int64_t partial_rows = d_bias.defined() ? cuda::bias_partial_rows(p.batch, p.multiprocessors) : 0;
   const Tensor partials =
       partial_rows > 1
           ? at::empty({partial_rows, 3 * p.state}, gates.options().dtype(at::toOpMathType(gates.scalar_type())))

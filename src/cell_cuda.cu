@@ -90,7 +90,7 @@ forward_kernel(const scalar_t* __restrict__ gates, const scalar_t* __restrict__ 
 }
 
 // With one block row (gridDim.y == 1) the bias sums go straight to d_bias, else to row blockIdx.y
-// of `partials`.
+// of `partials`; with no d_bias (nullptr) they are not summed.
 template <typename scalar_t, int VEC>
 __global__ void __launch_bounds__(kThreads)
 backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict__ grad_cell,
@@ -129,6 +129,7 @@ backward_kernel(const scalar_t* __restrict__ grad_h, const scalar_t* __restrict_
       write_pack(d_old_cell + i, d_cell);
     }
   }
+  if (d_bias == nullptr) return;  // the same for every thread, so none is left waiting in the sum
   sum_over_block_rows(sums);
   if (threadIdx.y != 0 || column >= state) return;
 #pragma unroll
@@ -246,7 +247,7 @@ cudaError_t launch_cell_backward(const CellParams& p, at::ScalarType dtype, cuda
           geo.rows_per_block);
     });
     error = cudaGetLastError();
-    if (error != cudaSuccess || row_blocks == 1) return;
+    if (error != cudaSuccess || d_bias == nullptr || row_blocks == 1) return;
     const dim3 block(kBiasSumColumns, kThreads / kBiasSumColumns);
     bias_sum_kernel<scalar_t><<<static_cast<unsigned>(ceil_div(3 * p.state, kBiasSumColumns)), block, 0, stream>>>(
         partials, d_bias, row_blocks, 3 * p.state);

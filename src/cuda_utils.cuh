@@ -19,7 +19,10 @@ namespace lltm::cuda {
 struct FastMath : StdMath {
   __device__ static float exp(float x) { return __expf(x); }
   __device__ static float expm1(float x) { return __expf(x) - 1.0f; }
-  __device__ static float reciprocal(float x) { return __fdividef(1.0f, x); }
+  // __fdividef gives 0 for divisors above 2^126, whose reciprocals are subnormal: sigmoid(z) for z
+  // in (-88.72, -87.33] would be 0 and turn a candidate of inf into NaN where eager PyTorch gives
+  // inf. The divisor scaled by 1/4 stays below 2^126 for every x below 2^128 (sigmoid's x >= 1).
+  __device__ static float reciprocal(float x) { return __fdividef(0.25f, 0.25f * x); }
   __device__ static float tanh(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     float y;

@@ -16,8 +16,8 @@ namespace lltm {
 
 // The transcendental functions and the reciprocal, correctly rounded or nearly: the C++ library's
 // on the host, CUDA's on the device. Other policies derive from this one and replace some: the
-// CPU backend's vectorisable float functions (lltm_ops.cpp), the CUDA backend's hardware
-// approximations for half and bfloat16 storage (lltm_cuda_kernels.cu).
+// CPU backend's vectorisable float functions (cell_cpu.cpp), the CUDA backend's hardware
+// approximations for half and bfloat16 storage (cuda_utils.cuh).
 struct StdMath {
   template <typename T>
   LLTM_HD static T exp(T x) { return std::exp(x); }

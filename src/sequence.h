@@ -17,6 +17,7 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros_like.h>
 
+#include <array>
 #include <optional>
 #include <tuple>
 
@@ -63,8 +64,9 @@ inline Tensor checked_lengths(const char* op, const Tensor& lengths, int64_t tim
 }
 
 // What a backend's recurrence reads and writes. Forward: gates holds the input projection and
-// receives the pre-activations; output, cells, h_n and c_n are written. Backward: d_h and d_c hold
-// the gradients of h_n and c_n and receive those of h0 and c0; gates receives its gradients.
+// receives the pre-activations; output, h_n, c_n and, when defined (a backward may follow), cells
+// are written. With cells undefined, gates is only a workspace. Backward: d_h and d_c hold the
+// gradients of h_n and c_n and receive those of h0 and c0; gates receives its gradients.
 struct Recurrence {
   SequenceSizes sizes;
   Tensor weights, h0, c0;
@@ -77,12 +79,13 @@ using RecurrenceForward = void (*)(Recurrence& r);
 using RecurrenceBackward = void (*)(Recurrence& r);
 
 // Returns output (time, batch, state), h_n, c_n (batch, state) and, for the backward, gates and
-// cells (time, batch, 3 * state and state).
+// cells (time, batch, 3 * state and state), or two empty tensors when for_backward is false.
 template <RecurrenceForward recurrence>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor& input, const Tensor& weights,
                                                                     const Tensor& bias, const Tensor& h0,
                                                                     const Tensor& c0,
-                                                                    const std::optional<Tensor>& lengths) {
+                                                                    const std::optional<Tensor>& lengths,
+                                                                    std::optional<bool> for_backward) {
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &h0}, {"c0", &c0}});
@@ -91,7 +94,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   Recurrence r{s, weights, h0.contiguous(), c0.contiguous(), checked_lengths(op, given_lengths, s.time)};
   r.gates = at::empty({s.time, s.batch, 3 * s.state}, opts);
   r.output = at::empty({s.time, s.batch, s.state}, opts);
-  r.cells = at::empty({s.time, s.batch, s.state}, opts);
+  const bool keep = for_backward.value_or(true);
+  if (keep) r.cells = at::empty({s.time, s.batch, s.state}, opts);
   r.h_n = at::empty({s.batch, s.state}, opts);
   r.c_n = at::empty({s.batch, s.state}, opts);
   // The input projection of every step in one product.
@@ -99,7 +103,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   at::addmm_out(projection, bias.reshape({3 * s.state}), input.reshape({s.time * s.batch, s.features}),
                 weights.narrow(1, s.state, s.features).t());
   recurrence(r);
-  return {r.output, r.h_n, r.c_n, r.gates, r.cells};
+  if (keep) return {r.output, r.h_n, r.c_n, r.gates, r.cells};
+  return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};
 }
 
 inline Tensor gradient_or_zeros(const std::optional<Tensor>& grad, const Tensor& like) {
@@ -108,15 +113,37 @@ inline Tensor gradient_or_zeros(const std::optional<Tensor>& grad, const Tensor&
                                              : at::zeros_like(like);
 }
 
-// Returns the gradients of input, weights, bias (as (3 * state_size,)), h0 and c0. Overwrites
-// `gates` with its gradients: the autograd node hands over its saved pre-activations when it
-// will not need them again, which spares the backward a (time, batch, 3 * state) buffer.
+// d_weights from the gate gradients of every step (time * batch, 3 * state): against the input
+// for W_x, against h before each step for W_h.
+inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                        const Tensor& h0, const Tensor& output) {
+  Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, d_gates.options());
+  Tensor d_w_h = d_weights.narrow(1, 0, s.state), d_w_input = d_weights.narrow(1, s.state, s.features);
+  at::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
+  // h before step t is h0 for t = 0 and output[t - 1] after: wherever a step ran, the step before
+  // it ran too, and where it did not the gate gradients are zero.
+  if (s.time == 0) {
+    d_w_h.zero_();
+  } else {
+    at::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
+  }
+  if (s.time > 1) {
+    d_w_h.addmm_(d_gates.narrow(0, s.batch, (s.time - 1) * s.batch).t(),
+                 output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state}));
+  }
+  return d_weights;
+}
+
+// Returns the gradients of input, weights, bias (as (3 * state_size,)), h0 and c0; output_mask
+// says which of the first three to compute (the others are undefined). Overwrites `gates` with
+// its gradients: the autograd node hands over its saved pre-activations when it will not need
+// them again, which spares the backward a (time, batch, 3 * state) buffer.
 template <RecurrenceBackward recurrence>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     const std::optional<Tensor>& grad_output, const std::optional<Tensor>& grad_h_n,
     const std::optional<Tensor>& grad_c_n, const Tensor& input, const Tensor& weights, const Tensor& h0,
     const Tensor& c0, const std::optional<Tensor>& lengths, const Tensor& output, const Tensor& gates,
-    const Tensor& cells) {
+    const Tensor& cells, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_sequence_backward";
   const Tensor given_lengths = lengths.value_or(Tensor());
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"h0", &h0}, {"c0", &c0}, {"output", &output},
@@ -142,26 +169,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
   recurrence(r);
 
   // With the gate gradients of every step: the input and weight gradients in a few products.
+  const auto [want_input, want_weights, want_bias] = output_mask;
   const Tensor d_gates = gates.view({s.time * s.batch, 3 * s.state});
-  const Tensor w_input = weights.narrow(1, s.state, s.features);
-  const Tensor d_input = at::mm(d_gates, w_input).view({s.time, s.batch, s.features});
-  Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, weights.options());
-  Tensor d_w_h = d_weights.narrow(1, 0, s.state), d_w_input = d_weights.narrow(1, s.state, s.features);
-  at::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
-  // h before step t is h0 for t = 0 and output[t - 1] after: wherever a step ran, the step before
-  // it ran too, and where it did not the gate gradients are zero.
-  if (s.time == 0) {
-    d_w_h.zero_();
-  } else {
-    at::mm_out(d_w_h, gates.select(0, 0).t(), r.h0);
-  }
-  if (s.time > 1) {
-    d_w_h.addmm_(gates.narrow(0, 1, s.time - 1).reshape({(s.time - 1) * s.batch, 3 * s.state}).t(),
-                 output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state}));
-  }
+  const Tensor d_input =
+      want_input ? at::mm(d_gates, weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
+                 : Tensor();
+  const Tensor d_weights = want_weights ? sequence_weights_gradient(s, d_gates, input, r.h0, output) : Tensor();
   // d_bias as a product with ones rather than at::sum over the rows: on CUDA the sum stages its
   // partial sums in a buffer of about two thirds of d_gates' size.
-  const Tensor d_bias = at::mv(d_gates.t(), at::ones({s.time * s.batch}, d_gates.options()));
+  const Tensor d_bias = want_bias ? at::mv(d_gates.t(), at::ones({s.time * s.batch}, d_gates.options())) : Tensor();
   return {d_input, d_weights, d_bias, r.d_h, r.d_c};
 }
 

@@ -3,6 +3,7 @@
 
 #include <torch/library.h>
 
+#include <array>
 #include <mutex>
 #include <optional>
 
@@ -14,16 +15,16 @@ using OptionalTensor = std::optional<Tensor>;
 const auto& forward_op() {
   static const auto op =
       find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
-                                                                 const Tensor&, const Tensor&, const OptionalTensor&)>(
-          LLTM_OP("sequence_forward"));
+                                                                 const Tensor&, const Tensor&, const OptionalTensor&,
+                                                                 std::optional<bool>)>(LLTM_OP("sequence_forward"));
   return op;
 }
 
 const auto& backward_op() {
   static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
       const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&,
-      const Tensor&, const Tensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&)>(
-      LLTM_OP("sequence_backward"));
+      const Tensor&, const Tensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
+      std::array<bool, 3>)>(LLTM_OP("sequence_backward"));
   return op;
 }
 
@@ -61,21 +62,30 @@ struct LLTMSequenceBackward final : Node {
     // lives, another tensor shares their storage.
     const bool shared = saved_gates.storage().use_count() > 1;
     const Tensor workspace = last_use && !traced && !shared ? saved_gates : saved_gates.clone();
+    // Only the products this backward pass needs (see LLTMBackward).
+    const std::array<bool, 3> output_mask{task_should_compute_output(0), task_should_compute_output(1),
+                                          task_should_compute_output(2)};
     auto [d_input, d_weights, d_bias, d_h0, d_c0] = backward_op().call(
         defined_or_none(grads[0]), defined_or_none(grads[1]), defined_or_none(grads[2]), input.unpack(),
         weights.unpack(), h0.unpack(), c0.unpack(), defined_or_none(lengths.unpack()), output.unpack(getptr()),
-        workspace, cells.unpack());
-    return {d_input, d_weights, d_bias.view(bias_sizes), d_h0, d_c0};
+        workspace, cells.unpack(), output_mask);
+    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias, d_h0, d_c0};
   }
 };
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
                                                                     const Tensor& bias, const Tensor& h0,
-                                                                    const Tensor& c0, const OptionalTensor& lengths) {
+                                                                    const Tensor& c0, const OptionalTensor& lengths,
+                                                                    std::optional<bool> for_backward) {
   const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
+  TORCH_CHECK(for_backward.value_or(true) || !requires_grad,
+              "lltm_sequence: for_backward=False leaves out what the backward needs, but an input requires a "
+              "gradient (set for_backward=None to let autograd decide)");
   auto out = [&] {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return forward_op().call(input, weights, bias, h0, c0, lengths);
+    // Without a backward to come, the cell states of every step are not written; a caller that
+    // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
+    return forward_op().call(input, weights, bias, h0, c0, lengths, for_backward.value_or(requires_grad));
   }();
   if (!requires_grad) return out;
   auto& [output, h_n, c_n, gates, cells] = out;

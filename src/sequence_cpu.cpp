@@ -3,6 +3,7 @@
 #include "cell_cpu.h"
 #include "sequence.h"
 
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/where.h>
@@ -19,23 +20,28 @@ Tensor running(const Recurrence& r, int64_t t) {
 void cpu_forward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
-  Tensor h = r.h0;
+  // The state before the step; without cells (no backward follows), the new cell state goes to
+  // two buffers in turn (the fused pass may not write over the state it reads).
+  Tensor h = r.h0, c = r.c0;
+  const bool keep = r.cells.defined();
+  const Tensor buffers[2] = {keep ? Tensor() : at::empty_like(r.c0), keep ? Tensor() : at::empty_like(r.c0)};
   for (int64_t t = 0; t < s.time; ++t) {
-    Tensor gates = r.gates.select(0, t), output = r.output.select(0, t), cells = r.cells.select(0, t);
-    const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : r.c0;
+    Tensor gates = r.gates.select(0, t), output = r.output.select(0, t);
+    Tensor new_c = keep ? r.cells.select(0, t) : buffers[t % 2];
     gates.addmm_(h, w_h.t());
-    cpu::forward(gates, c_prev, output, cells);
+    cpu::forward(gates, c, output, new_c);
     if (r.lengths.defined()) {
       const Tensor run = running(r, t);
       h = at::where(run, output, h);
-      cells.copy_(at::where(run, cells, c_prev));
+      new_c.copy_(at::where(run, new_c, c));
       output.masked_fill_(run.logical_not(), 0);
     } else {
       h = output;
     }
+    c = new_c;
   }
   r.h_n.copy_(h);
-  r.c_n.copy_(s.time > 0 ? r.cells.select(0, s.time - 1) : r.c0);
+  r.c_n.copy_(c);
 }
 
 void cpu_backward(Recurrence& r) {

@@ -29,7 +29,7 @@ cuda::SequenceParams sequence_params(const Recurrence& r) {
   p.h0 = r.h0.const_data_ptr();
   p.c0 = r.c0.const_data_ptr();
   p.gates = r.gates.data_ptr();
-  p.cells = r.cells.data_ptr();
+  p.cells = r.cells.defined() ? r.cells.data_ptr() : nullptr;
   p.output = r.output.data_ptr();
   return p;
 }
@@ -64,8 +64,12 @@ void cuda_forward(Recurrence& r) {
   }
   const int64_t S = r.sizes.state, B = r.sizes.batch;
   const Tensor w_h_t = r.weights.narrow(1, 0, S).t();
-  // The step's h, and two buffers that the steps' new h alternate between.
-  Tensor h = r.h0, buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
+  // The step's state, and two buffers each that the steps' new state alternates between (the
+  // cell state's go to cells instead where a backward follows).
+  const bool keep = r.cells.defined();
+  Tensor h = r.h0, c = r.c0;
+  const Tensor h_buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
+  const Tensor c_buffers[2] = {keep ? Tensor() : at::empty_like(r.c0), keep ? Tensor() : at::empty_like(r.c0)};
   for (int64_t t = 0; t < r.sizes.time; ++t) {
     // gates[t] += h W_h^T: in column-major terms gates[t]^T (3S x B) += W_h (3S x S) h^T (S x B).
     if (cublas::available()) {
@@ -74,12 +78,15 @@ void cuda_forward(Recurrence& r) {
     } else {
       r.gates.select(0, t).addmm_(h, w_h_t);
     }
-    const Tensor& next = buffers[t % 2];
-    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, h.const_data_ptr(), next.data_ptr(), dtype, stream));
-    h = next;
+    const Tensor& h_next = h_buffers[t % 2];
+    const Tensor c_next = keep ? r.cells.select(0, t) : c_buffers[t % 2];
+    const cuda::StepState state{h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(), c_next.data_ptr()};
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, dtype, stream));
+    h = h_next;
+    c = c_next;
   }
   r.h_n.copy_(h);
-  r.c_n.copy_(r.sizes.time > 0 ? r.cells.select(0, r.sizes.time - 1) : r.c0);
+  r.c_n.copy_(c);
 }
 
 void cuda_backward(Recurrence& r) {

@@ -159,8 +159,10 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
         const int64_t b = b0 + r;
         if (b >= B) continue;
         const int64_t row = t * B + b;
+        if (cells != nullptr) {  // a backward follows: it reads the pre-activations
 #pragma unroll
-        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + j] = scalar_t(z[g][r]);
+          for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + j] = scalar_t(z[g][r]);
+        }
         if (t < length[r]) {
           const auto o = forward_point<T, MathFor<scalar_t>>(z[0][r], z[1][r], z[2][r], c[r]);
           c[r] = o.new_cell;
@@ -169,7 +171,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
         } else {
           output[row * S + j] = scalar_t(0);
         }
-        cells[row * S + j] = scalar_t(c[r]);
+        if (cells != nullptr) cells[row * S + j] = scalar_t(c[r]);
 #pragma unroll
         for (int g = 0; g < 3; ++g) x[g][r] = next[g][r];
       }
@@ -305,25 +307,26 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 }
 
 template <typename scalar_t>
-__global__ void __launch_bounds__(kStepThreads)
-step_forward_kernel(SequenceParams p, int64_t t, const scalar_t* __restrict__ h_prev, scalar_t* __restrict__ h_next) {
+__global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequenceParams p, int64_t t, StepState state) {
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   const auto* gates = static_cast<const scalar_t*>(p.gates) + t * p.batch * 3 * S;
-  const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);
+  const auto* __restrict__ h_prev = static_cast<const scalar_t*>(state.h_prev);
+  const auto* __restrict__ c_prev = static_cast<const scalar_t*>(state.c_prev);
+  auto* __restrict__ h_next = static_cast<scalar_t*>(state.h_next);
+  auto* __restrict__ c_next = static_cast<scalar_t*>(state.c_next);
   auto* output = static_cast<scalar_t*>(p.output) + t * n;
-  auto* cells = static_cast<scalar_t*>(p.cells) + t * n;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / S, j = i % S;
     const scalar_t* z = gates + b * 3 * S + j;
     if (runs(p.lengths, b, t)) {
       const auto o = forward_point<T, MathFor<scalar_t>>(T(z[0]), T(z[S]), T(z[2 * S]), T(c_prev[i]));
       output[i] = scalar_t(o.new_h);
-      cells[i] = scalar_t(o.new_cell);
+      c_next[i] = scalar_t(o.new_cell);
       h_next[i] = scalar_t(o.new_h);
     } else {
       output[i] = scalar_t(0);
-      cells[i] = c_prev[i];
+      c_next[i] = c_prev[i];
       h_next[i] = h_prev[i];
     }
   }
@@ -409,13 +412,12 @@ cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType d
   return launch_persistent<false>(p, dtype, stream);
 }
 
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const void* h_prev, void* h_next,
-                                at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
+                                cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   dispatch(dtype, "lltm_sequence_step_forward_cuda", [&](auto tag) {
     using scalar_t = decltype(tag);
-    step_forward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(
-        p, t, static_cast<const scalar_t*>(h_prev), static_cast<scalar_t*>(h_next));
+    step_forward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, state);
   });
   return cudaGetLastError();
 }

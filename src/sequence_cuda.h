@@ -22,7 +22,9 @@ struct SequenceParams {
   void* gates;             // (time, batch, 3 * state): the pre-activations; the backward overwrites
                            // them with their gradients
   void* output;            // (time, batch, state)
-  void* cells;             // (time, batch, state): the cell state after each step
+  void* cells;             // (time, batch, state): the cell state after each step; nullptr: no
+                           // backward follows, and the forward writes neither it nor, in the
+                           // persistent kernel, the pre-activations back to gates
   void* h_n;               // (batch, state)
   void* c_n;
   const void* grad_output;          // nullptr: zero
@@ -35,18 +37,27 @@ struct SequenceParams {
 // memory: whether they can for this state size and dtype on the current device.
 bool persistent_fits(const SequenceParams& p, at::ScalarType dtype);
 
-// Forward of every step: `gates` holds the input projection (input W_x^T + bias) and receives the
-// pre-activations; writes output, cells, h_n and c_n.
+// Forward of every step: `gates` holds the input projection (input W_x^T + bias) and, where cells
+// is given, receives the pre-activations; writes output, cells (where given), h_n and c_n.
 cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
 // Backward of every step, from d_h and d_c (the gradients of h_n and c_n): leaves the gate
 // gradients in `gates`, and the gradients of h0 and c0 in d_h and d_c.
 cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
+// The state around one step: h and the cell state before it, and where the step writes them
+// (past a sequence's end, copies of the state before).
+struct StepState {
+  const void* h_prev;
+  const void* c_prev;
+  void* h_next;
+  void* c_next;
+};
+
 // Step t alone, after the host added h_prev W_h^T to gates[t]: the cell update, written to
-// output[t], cells[t] and h_next (the next step's h: new_h, or h_prev past a sequence's end).
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const void* h_prev, void* h_next,
-                                at::ScalarType dtype, cudaStream_t stream);
+// output[t], h_next and c_next.
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
+                                cudaStream_t stream);
 
 // Step t alone: gates[t] becomes its gradient, d_c that of the cell before step t, and d_h is
 // zeroed where the step ran, for the host to add d_gates[t] W_h to it.

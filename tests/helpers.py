@@ -2,6 +2,8 @@
 reference, and the device list. Imported as ``from helpers import ...`` (pytest puts tests/ on
 sys.path, as it has no __init__.py)."""
 
+import collections
+
 import pytest
 import torch
 
@@ -75,3 +77,35 @@ def assert_within_torch_own_error(args64, dtype):
         assert torch.isfinite(a).all()
         assert rel_err(a, e) <= 3 * rel_err(b, e) + 4 * eps
     return args
+
+
+def aten_calls(fn):
+    """How many times fn called each operator (names as "aten::mm"), by the profiler."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return collections.Counter(event.name for event in prof.events())
+
+
+def assert_output_mask(ours, full, mask):
+    """A backward operator's outputs under `mask` (a flag per output): None where it is false,
+    else equal to the outputs under the full mask."""
+    for wanted, a, b in zip(mask, ours, full, strict=True):
+        if wanted:
+            assert torch.equal(a, b)
+        else:
+            assert a is None
+
+
+def assert_partial_gradients(ours, ref, args, products):
+    """ours(*args) against ref(*args) (each a tuple of outputs) under random upstream gradients,
+    where only some args require a gradient: theirs equal the reference's (float64), and the
+    backward through ours calls each operator in `products` ({"aten::mm": 2, ...}) that often."""
+    leaves = [a for a in args if a.requires_grad]
+    outputs = ours(*args)
+    gen = torch.Generator().manual_seed(1)
+    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in outputs]
+    expected = torch.autograd.grad(ref(*args), leaves, grads)
+    calls = aten_calls(lambda: torch.autograd.backward(outputs, grads))
+    for leaf, b in zip(leaves, expected, strict=True):
+        assert rel_err(leaf.grad, b) < 1e-10
+    assert {name: calls[name] for name in products} == products

@@ -59,4 +59,4 @@ def test_backward_op_checks_its_arguments():
     grads = [torch.randn(B, 0, dtype=torch.float64)] * 2
     gates, old_cell = torch.randn(B, 0, dtype=torch.float64), torch.randn(B, 0, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="old_h must have a non-empty state"):
-        torch.ops.lltm_jit.backward(*grads, args[0], args[1], args[3], gates, old_cell)
+        torch.ops.lltm_jit.backward(*grads, args[0], args[1], args[3], gates, old_cell, [True, True, True])

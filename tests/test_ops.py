@@ -1,13 +1,16 @@
 """The ops and the functional API against the pure-PyTorch reference."""
 
+import itertools
+
 import pytest
 import torch
-from helpers import (assert_matches_reference, assert_within_torch_own_error, forward_backward, make_inputs, rel_err,
-                     requires_cuda)
+from helpers import (aten_calls, assert_matches_reference, assert_output_mask, assert_partial_gradients,
+                     assert_within_torch_own_error, forward_backward, make_inputs, rel_err, requires_cuda)
 
 import lltm_jit
 from lltm_jit import lltm, reference_lltm
 
+ALL = [True, True, True]  # the backward operator's output mask: every gradient
 ODD_SHAPES = [(1, 1, 1), (1, 5, 3), (3, 1, 7), (7, 13, 9), (5, 17, 33), (16, 32, 128)]
 
 
@@ -48,6 +51,35 @@ def test_saturated_gates(device, dtype):
     assert gates.abs().max() > 200
 
 
+NONFINITE_GATES = [float("-inf"), -100.0, -88.5, -1.0, 0.0, 1.0, 100.0, float("inf"), float("nan")]
+NONFINITE_CELLS = [float("-inf"), -1.0, 1.0, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_nonfinite_values_as_the_reference(device, dtype):
+    """Every combination of infinite, NaN, overflowing and ordinary gate pre-activations (the bias,
+    one combination per state column, with zero weights) and old_cell values: NaN, inf and -inf
+    where the reference has them, in the outputs and the gradients. sigmoid(z) is 0 for
+    z <= -88.72 (-88.5 gives a subnormal), so a candidate of inf gives NaN there, not inf. The
+    reference runs in the math type (float for half and bfloat16, which eager PyTorch would round
+    to 0 between its operations)."""
+    combos = torch.tensor(list(itertools.product(NONFINITE_GATES, repeat=3)), dtype=torch.float64)
+    state, batch = combos.shape[0], len(NONFINITE_CELLS)
+    args = [torch.ones(batch, 1), torch.zeros(3 * state, state + 1), combos.t().reshape(-1), torch.ones(batch, state),
+            torch.tensor(NONFINITE_CELLS)[:, None].expand(batch, state)]
+    args = [a.to(device, dtype).requires_grad_() for a in args]
+    math_dtype = torch.float64 if dtype == torch.float64 else torch.float32
+    ref_args = [a.detach().to(math_dtype).requires_grad_() for a in args]
+    ours = forward_backward(lltm, args)
+    ref = forward_backward(reference_lltm, ref_args)
+    eps = torch.finfo(dtype).eps
+    names = ["new_h", "new_cell", "d_input", "d_weights", "d_bias", "d_old_h", "d_old_cell"]
+    new_cell = ours[1]
+    assert new_cell.isnan().any() and new_cell.isposinf().any() and new_cell.isneginf().any()
+    for name, a, b in zip(names, ours, ref, strict=True):
+        torch.testing.assert_close(a, b.to(dtype), rtol=4 * eps, atol=4 * eps, equal_nan=True, msg=name)
+
+
 def unaligned(t):
     """A contiguous copy of t that starts one element into its storage (never 16-byte aligned)."""
     storage = torch.empty(t.numel() + 1, device=t.device, dtype=t.dtype)
@@ -68,8 +100,8 @@ def test_unaligned_storage(device, dtype):
     input, weights, _, old_h, old_cell = (a.detach() for a in args)
     new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
     backward_args = [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, old_cell]
-    ours = torch.ops.lltm_jit.backward(*[unaligned(t) for t in backward_args])
-    for a, b in zip(ours, torch.ops.lltm_jit.backward(*backward_args)):
+    ours = torch.ops.lltm_jit.backward(*[unaligned(t) for t in backward_args], ALL)
+    for a, b in zip(ours, torch.ops.lltm_jit.backward(*backward_args, ALL)):
         assert rel_err(a, b) < tolerance
 
 
@@ -116,16 +148,66 @@ def test_gradcheck_float64(device):
     assert torch.autograd.gradcheck(lltm, args)
 
 
+def backward_op_args(args):
+    """The backward operator's arguments but the mask, from the forward operator on args."""
+    new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
+    input, weights, _, old_h, old_cell = (a.detach() for a in args)
+    return [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, old_cell]
+
+
 def test_opcheck(device):
     for dtype in (torch.float64, torch.float32):
         args = make_inputs(5, 7, 6, device=device, dtype=dtype)
         torch.library.opcheck(torch.ops.lltm_jit.forward.default, args)
-        new_h, new_cell, gates = torch.ops.lltm_jit.forward(*[a.detach() for a in args])
-        input, weights, _, old_h, old_cell = (a.detach() for a in args)
-        grads = [torch.randn_like(new_h), torch.randn_like(new_cell)]
-        torch.library.opcheck(
-            torch.ops.lltm_jit.backward.default, (*grads, input, weights, old_h, gates, old_cell)
-        )
+        for mask in (ALL, [False, True, False]):  # outputs left out come back as None
+            torch.library.opcheck(torch.ops.lltm_jit.backward.default, (*backward_op_args(args), mask))
+
+
+@pytest.mark.parametrize("mask", itertools.product([False, True], repeat=3), ids=str)
+def test_backward_output_mask(device, mask):
+    """The backward operator returns None for the outputs its mask leaves out, and the others as
+    with the full mask."""
+    backward_args = backward_op_args(make_inputs(5, 7, 6, device=device))
+    full = torch.ops.lltm_jit.backward(*backward_args, ALL)
+    assert_output_mask(torch.ops.lltm_jit.backward(*backward_args, list(mask)), full, [*mask, True])
+
+
+# Which of (input, weights, bias, old_h, old_cell) require a gradient, and the backward's matrix
+# products that this leaves: d_[old_h, input] = d_gates W (needed for either), d_weights =
+# d_gates^T cat([old_h, input]).
+PARTIAL_GRADIENTS = {
+    "all": ((True, True, True, True, True), {"aten::mm": 2, "aten::cat": 1}),
+    "frozen parameters": ((True, False, False, True, True), {"aten::mm": 1, "aten::cat": 0}),
+    "no input gradient": ((False, True, True, True, True), {"aten::mm": 2, "aten::cat": 1}),
+    "weights only": ((False, True, False, False, False), {"aten::mm": 1, "aten::cat": 1}),
+    "bias only": ((False, False, True, False, False), {"aten::mm": 0, "aten::cat": 0}),
+    "old_cell only": ((False, False, False, False, True), {"aten::mm": 0, "aten::cat": 0}),
+}
+
+
+@pytest.mark.parametrize("case", PARTIAL_GRADIENTS)
+def test_gradients_of_the_inputs_that_need_them(device, case):
+    """Inputs that require no gradient (frozen weights, a constant input): the others' gradients
+    equal the reference's, and the backward leaves out the products only the former need."""
+    requires, products = PARTIAL_GRADIENTS[case]
+    args = [a.detach().requires_grad_(r) for a, r in zip(make_inputs(7, 5, 6, device=device), requires)]
+    assert_partial_gradients(lltm, reference_lltm, args, products)
+
+
+def test_gradients_autograd_grad_was_asked_for(device):
+    """Every input requires a gradient but autograd.grad asks for some: the backward computes
+    those alone (autograd's graph task says which, through the node's task_should_compute_output)."""
+    args = make_inputs(7, 5, 6, device=device)
+    grads = [torch.randn(7, 6, dtype=torch.float64, device=device) for _ in range(2)]
+    for wanted, products in (([2], 0), ([1], 1), ([0, 2, 4], 1), ([3], 1)):
+        leaves = [args[i] for i in wanted]
+        ref = torch.autograd.grad(reference_lltm(*args), leaves, grads)
+        outputs = lltm(*args)
+        ours = []
+        calls = aten_calls(lambda: ours.extend(torch.autograd.grad(outputs, leaves, grads)))
+        for a, b in zip(ours, ref, strict=True):
+            assert rel_err(a, b) < 1e-12
+        assert calls["aten::mm"] == products, wanted
 
 
 def test_every_output_element_written(device):

@@ -1,8 +1,10 @@
 """The sequence operator and module against a Python loop over the reference cell."""
 
+import itertools
+
 import pytest
 import torch
-from helpers import DEVICES, rel_err, requires_cuda
+from helpers import DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, rel_err, requires_cuda
 
 import lltm_jit
 from lltm_jit import lltm_sequence, reference_lltm_sequence
@@ -143,11 +145,109 @@ def test_opcheck(device):
         lengths = torch.tensor([4, 1, 0])
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, lengths))
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, None))
-        input, weights, _, h0, c0 = (a.detach() for a in args)
-        output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*[a.detach() for a in args], lengths)
-        grads = [torch.randn_like(output), torch.randn_like(h_n), torch.randn_like(c_n)]
-        torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
-                              (*grads, input, weights, h0, c0, lengths, output, gates, cells))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default,
+                              (*[a.detach() for a in args], lengths, False))
+        for mask in ([True, True, True], [False, True, False]):  # outputs left out come back as None
+            torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
+                                  (*backward_op_args(args, lengths), mask))
+
+
+@pytest.mark.parametrize("no_grad", ["no_grad", "constant inputs"])
+def test_forward_without_backward_keeps_nothing_for_it(device, no_grad):
+    """Under no_grad, or with no input requiring a gradient, the forward returns gates and cells
+    empty and allocates no (time, batch, state) cell states, with the same results (lengths make
+    a sequence's state pass through skipped steps)."""
+    args = make_sequence(8, 4, 3, 8, device=device, seed=12)  # (time, batch, state) of 2 KiB: CUDA's block size
+    lengths = torch.tensor([8, 0, 3, 1])
+    kept = torch.ops.lltm_jit.sequence_forward(*args, lengths)
+    if no_grad == "no_grad":
+        with torch.no_grad():
+            allocated, ours = allocations(lambda: torch.ops.lltm_jit.sequence_forward(*args, lengths))
+    else:
+        constant = [a.detach() for a in args]
+        allocated, ours = allocations(lambda: torch.ops.lltm_jit.sequence_forward(*constant, lengths))
+    assert ours[3].shape == ours[4].shape == (0,)
+    for a, b in zip(ours[:3], kept[:3]):
+        assert torch.equal(a, b)
+    assert kept[4].shape == (8, 4, 8)
+    state_bytes = kept[4].numel() * kept[4].element_size()
+    assert allocated.count(state_bytes) == 1  # the output alone
+
+
+def test_forward_for_backward_false_refused_when_a_gradient_is_needed():
+    args = make_sequence(3, 2, 4, 5)
+    with pytest.raises(RuntimeError, match="for_backward=False leaves out what the backward needs"):
+        torch.ops.lltm_jit.sequence_forward(*args, None, for_backward=False)
+
+
+def allocations(fn):
+    """The sizes in bytes of the allocations fn makes (the profiler's memory events), and its result."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = fn()
+    return [e.nbytes() for e in prof.profiler.kineto_results.events() if e.name() == "[memory]" and e.nbytes() > 0], result
+
+
+def backward_op_args(args, lengths=None):
+    """The backward operator's arguments but the mask, from the forward operator on args."""
+    input, weights, _, h0, c0 = (a.detach() for a in args)
+    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(input, weights, args[2].detach(), h0, c0,
+                                                                         lengths, for_backward=True)
+    grads = [torch.randn_like(output), torch.randn_like(h_n), torch.randn_like(c_n)]
+    return [*grads, input, weights, h0, c0, lengths, output, gates, cells]
+
+
+@pytest.mark.parametrize("mask", itertools.product([False, True], repeat=3), ids=str)
+def test_backward_output_mask(device, mask):
+    """The backward operator returns None for the outputs its mask leaves out, and the others as
+    with the full mask."""
+    backward_args = backward_op_args(make_sequence(4, 3, 5, 6, device=device), torch.tensor([4, 1, 0]))
+    full = torch.ops.lltm_jit.sequence_backward(*backward_args[:-2], backward_args[-2].clone(), backward_args[-1],
+                                                [True, True, True])
+    ours = torch.ops.lltm_jit.sequence_backward(*backward_args, list(mask))
+    assert_output_mask(ours, full, [*mask, True, True])
+
+
+# Which of (input, weights, bias, h0, c0) require a gradient, and the products after the
+# recurrence that this leaves: d_input = d_gates W_x, d_weights (one product for W_x, one for the
+# first step's W_h, an addmm for the rest) and d_bias = d_gates^T ones.
+PARTIAL_GRADIENTS = {
+    "all": ((True, True, True, True, True), {"aten::mm": 3, "aten::mv": 1}),
+    "frozen parameters": ((True, False, False, True, True), {"aten::mm": 1, "aten::mv": 0}),
+    "no input gradient": ((False, True, True, True, True), {"aten::mm": 2, "aten::mv": 1}),
+    "bias only": ((False, False, True, False, False), {"aten::mm": 0, "aten::mv": 1}),
+    "initial state only": ((False, False, False, True, True), {"aten::mm": 0, "aten::mv": 0}),
+}
+
+
+@pytest.mark.parametrize("case", PARTIAL_GRADIENTS)
+def test_gradients_of_the_inputs_that_need_them(device, case):
+    """Inputs that require no gradient (frozen weights, a constant input): the others' gradients
+    equal the reference's, and the backward leaves out the products only the former need."""
+    requires, products = PARTIAL_GRADIENTS[case]
+    args = [a.detach().requires_grad_(r) for a, r in zip(make_sequence(5, 3, 4, 6, device=device, seed=10), requires)]
+    assert_partial_gradients(flat(lltm_sequence), flat(reference_lltm_sequence), args, products)
+
+
+def flat(fn):
+    """fn (lltm_sequence's signature) as a function of (input, weights, bias, h0, c0) returning
+    (output, h_n, c_n)."""
+    def run(input, weights, bias, h0, c0):
+        output, (h_n, c_n) = fn(input, weights, bias, (h0, c0))
+        return output, h_n, c_n
+    return run
+
+
+def test_gradients_autograd_grad_was_asked_for(device):
+    """Every input requires a gradient but autograd.grad asks for the weights alone: the backward
+    computes d_weights (two products) and neither d_input nor d_bias."""
+    args = make_sequence(5, 3, 4, 6, device=device, seed=11)
+    output, (h_n, c_n) = lltm_sequence(args[0], *args[1:3], tuple(args[3:]))
+    ref_output, _ = reference_lltm_sequence(args[0], *args[1:3], tuple(args[3:]))
+    grad = torch.randn_like(output)
+    ours = []
+    calls = aten_calls(lambda: ours.extend(torch.autograd.grad(output, [args[1]], grad)))
+    assert rel_err(ours[0], torch.autograd.grad(ref_output, [args[1]], grad)[0]) < 1e-10
+    assert (calls["aten::mm"], calls["aten::mv"]) == (2, 0)
 
 
 def test_torch_compile_fullgraph(device):
@@ -167,6 +267,9 @@ def test_torch_compile_fullgraph(device):
     (ref.sum() + ref_h.sum()).backward()
     for g, p in zip(grads, module.parameters()):
         assert rel_err(g, p.grad) < 1e-12
+    with torch.no_grad():  # a graph of its own, whose forward keeps nothing for a backward
+        for a, b in zip(compiled(x, state, lengths)[0], ref):
+            assert rel_err(a, b) < 1e-14
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
