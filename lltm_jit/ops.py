@@ -72,11 +72,22 @@ def _register_fake_kernels(namespace: str) -> None:
         )
 
 
+def _tag_compile_caches(key: str) -> None:
+    """Key torch.compile's on-disk caches on the build too: they key a compiled graph on the
+    graph, which names our operators but not what they do in C++ (their autograd, their schemas'
+    defaults), so an edited build would be served graphs compiled for the one before."""
+    tag = f"lltm_jit-{key[:12]}"
+    current = torch.compiler.config.cache_key_tag
+    if tag not in current.split(":"):
+        torch.compiler.config.cache_key_tag = f"{current}:{tag}" if current else tag
+
+
 def _use(spec: loader.BuildSpec) -> loader.Build:
     global _active, _forward, _sequence_forward
     if spec.namespace not in _builds:
         build = loader.load(spec)
         _register_fake_kernels(spec.namespace)
+        _tag_compile_caches(build.key)
         _builds[spec.namespace] = build
     _active = _builds[spec.namespace]
     _forward = getattr(torch.ops, spec.namespace).forward.default

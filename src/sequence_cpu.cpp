@@ -5,7 +5,6 @@
 
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
-#include <ATen/ops/mm.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -63,7 +62,7 @@ void cpu_backward(Recurrence& r) {
       r.d_c.copy_(at::where(run, r.d_c, d_c_next));
       r.d_h.copy_(at::where(run, 0, d_h_next)).addmm_(gates, w_h);
     } else {
-      at::mm_out(r.d_h, gates, w_h);
+      r.d_h.addmm_(gates, w_h, /*beta=*/0);
     }
   }
 }

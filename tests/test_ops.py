@@ -297,3 +297,10 @@ def test_compile_checks_shapes_while_tracing():
     args[2] = torch.randn(7, dtype=torch.float64)
     with pytest.raises(Exception, match="bias must have shape"):
         torch.compile(lltm, fullgraph=True)(*args)
+
+
+def test_compile_caches_are_keyed_on_the_build():
+    """torch.compile's on-disk caches key a graph on the graph alone: the build's key joins theirs,
+    so that a rebuilt library (an edited schema or autograd) is never served a stale graph."""
+    tag = f"lltm_jit-{lltm_jit.build_info()['key'][:12]}"
+    assert tag in torch.compiler.config.cache_key_tag.split(":")
