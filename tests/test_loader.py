@@ -1,7 +1,9 @@
-"""The JIT loader, each case in fresh subprocesses with a temporary cache directory.
+"""The JIT loader, each case in fresh subprocesses with a temporary cache directory (the
+programs they run are in tests/programs/).
 
 The loader's logic does not depend on the backend, so these builds are CPU-only
 (LLTM_JIT_CUDA=0) to keep them quick; the CUDA build is exercised by every other test on a GPU.
+The subprocess tests are marked slow: each imports torch, and most compile.
 """
 
 import json
@@ -19,6 +21,7 @@ import torch
 from lltm_jit import loader
 
 REPO = Path(__file__).resolve().parent.parent
+PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT = 600
 
 
@@ -29,9 +32,14 @@ def env_for(tree, cache, **extra):
     return env
 
 
-def python(tree, cache, code="import lltm_jit", **extra):
-    return subprocess.run([sys.executable, "-c", code], env=env_for(tree, cache, **extra),
+def run(tree, cache, *args, **extra):
+    """`python ARGS` with `tree` on its path and `cache` as its cache."""
+    return subprocess.run([sys.executable, *map(str, args)], env=env_for(tree, cache, **extra),
                           cwd=tree, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def python(tree, cache, code="import lltm_jit", **extra):
+    return run(tree, cache, "-c", code, **extra)
 
 
 def spawn(tree, cache, code="import lltm_jit", **extra):
@@ -47,6 +55,12 @@ def entries(cache):
 
 def leftovers(cache):
     return sorted(p.name for p in cache.iterdir() if ".tmp-" in p.name or ".trash-" in p.name)
+
+
+def edit_a_source(tree):
+    """A harmless edit to the sources in `tree`: a new key."""
+    source = loader.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
+    source.write_text(source.read_text() + "\n// an edit\n")
 
 
 @pytest.fixture
@@ -74,6 +88,7 @@ def warm_cache(tmp_path, built_cache):
     return cache
 
 
+@pytest.mark.slow
 def test_cold_import_builds_and_the_next_import_reuses_it(tree, tmp_path):
     cache = tmp_path / "cache"
     first = python(tree, cache)
@@ -94,9 +109,9 @@ def test_cold_import_builds_and_the_next_import_reuses_it(tree, tmp_path):
     assert len(entries(cache)) == 1 and leftovers(cache) == []
 
 
+@pytest.mark.slow
 def test_editing_a_source_rebuilds(tree, warm_cache):
-    header = tree / "src" / "lltm_math.h"
-    header.write_text(header.read_text() + "\n// an edit\n")
+    edit_a_source(tree)
     result = python(tree, warm_cache, "import lltm_jit; print(lltm_jit.build_info()['built_now'])")
     assert result.returncode == 0, result.stderr
     assert "compiling" in result.stderr and result.stdout.strip() == "True"
@@ -137,6 +152,7 @@ def wait_for(predicate, timeout=TIMEOUT):
         time.sleep(0.005)
 
 
+@pytest.mark.slow
 def test_killed_builds_leave_a_usable_cache(tree, tmp_path):
     cache = tmp_path / "cache"
     building = lambda: any(".tmp-" in p.name for p in cache.glob("*"))  # noqa: E731
@@ -164,18 +180,23 @@ def test_killed_builds_leave_a_usable_cache(tree, tmp_path):
     assert time.monotonic() - start < TIMEOUT
 
 
+@pytest.mark.slow
 def test_simultaneous_cold_imports_build_once(tree, tmp_path):
     cache = tmp_path / "cache"
-    code = ("import torch, lltm_jit\n"
-            "print(lltm_jit.lltm(torch.randn(2, 3), torch.randn(6, 5), torch.randn(6), torch.randn(2, 2), torch.randn(2, 2))[0].shape)")
-    procs = [spawn(tree, cache, code) for _ in range(4)]
+    procs = [subprocess.Popen([sys.executable, PROGRAMS / "loader_run_lltm.py"], env=env_for(tree, cache),
+                              cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
     outputs = [p.communicate(timeout=TIMEOUT) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
+    for stdout, _ in outputs:
+        backend, difference = stdout.split()
+        assert backend == "extension" and float(difference) < 1e-5
     stderr = "".join(err for _, err in outputs)
     assert stderr.count("lltm_jit: compiling") == 1
     assert len(entries(cache)) == 1 and leftovers(cache) == []
 
 
+@pytest.mark.slow
 def test_damaged_library_is_rebuilt_with_a_warning(tree, warm_cache):
     [manifest] = entries(warm_cache)
     library = manifest.parent / json.loads(manifest.read_text())["library"]
@@ -188,6 +209,7 @@ def test_damaged_library_is_rebuilt_with_a_warning(tree, warm_cache):
     assert library.stat().st_size == meta["size"] and leftovers(warm_cache) == []
 
 
+@pytest.mark.slow
 def test_missing_compiler(tree, tmp_path):
     result = python(tree, tmp_path / "cache", CXX="/nonexistent/c++")
     assert result.returncode != 0
@@ -204,6 +226,7 @@ def tool_dir(tmp_path, *tools):
     return str(bin_dir)
 
 
+@pytest.mark.slow
 def test_missing_ninja(tree, tmp_path):
     hide = tmp_path / "hide"
     hide.mkdir()
@@ -214,6 +237,7 @@ def test_missing_ninja(tree, tmp_path):
     assert "ninja was not found" in result.stderr and "pip install ninja" in result.stderr
 
 
+@pytest.mark.slow
 def test_missing_nvcc_when_torch_has_cuda(tree, tmp_path):
     code = "import torch; torch.version.cuda = torch.version.cuda or '13.0'; import lltm_jit"
     result = python(tree, tmp_path / "cache", code, LLTM_JIT_CUDA="", TORCH_CUDA_ARCH_LIST="9.0",
@@ -224,9 +248,10 @@ def test_missing_nvcc_when_torch_has_cuda(tree, tmp_path):
     assert "LLTM_JIT_CUDA=0" in result.stderr
 
 
+@pytest.mark.slow
 def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, tmp_path):
     cache = tmp_path / "cache"
-    source = tree / "src" / "lltm_ops.cpp"
+    source = loader.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
     good = source.read_text()
     source.write_text(good + "\nint broken() { return undeclared_name; }\n")
     result = python(tree, cache)
@@ -243,63 +268,35 @@ def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, t
     assert "waiting" not in result.stderr and len(entries(cache)) == 1
 
 
+@pytest.mark.slow
 def test_fallback_is_opt_in_and_announced(tree, tmp_path):
-    code = ("import torch, lltm_jit\n"
-            "args = [torch.randn(3, 4), torch.randn(15, 9), torch.randn(15), torch.randn(3, 5), torch.randn(3, 5)]\n"
-            "same = all(torch.equal(a, b) for a, b in zip(lltm_jit.lltm(*args), lltm_jit.reference_lltm(*args)))\n"
-            "print(lltm_jit.backend(), same)\n")
-    result = python(tree, tmp_path / "cache", code, CXX="/nonexistent/c++", LLTM_JIT_FALLBACK="1")
+    result = run(tree, tmp_path / "cache", PROGRAMS / "loader_run_lltm.py", CXX="/nonexistent/c++",
+                 LLTM_JIT_FALLBACK="1")
     assert result.returncode == 0, result.stderr
     assert "RuntimeWarning" in result.stderr and "runs the pure-PyTorch reference" in result.stderr
-    assert result.stdout.split() == ["reference", "True"]
+    assert result.stdout.split() == ["reference", "0.0"]
 
 
+@pytest.mark.slow
 def test_reload_uses_the_edited_sources(tree, warm_cache):
-    code = """
-import torch, lltm_jit
-def message():
-    try:
-        lltm_jit.lltm(torch.randn(3), *[torch.randn(2, 2)] * 4)
-    except RuntimeError as e:
-        return str(e).splitlines()[0]
-print(message())
-header = r'{header}'
-text = open(header).read()
-open(header, 'w').write(text.replace('"lltm: ", name, " must have "', '"lltm (edited): ", name, " must have "'))
-build = lltm_jit.reload()
-print(build.namespace, build.built_now)
-print(message())
-args = [torch.randn(3, 4), torch.randn(15, 9), torch.randn(15), torch.randn(3, 5), torch.randn(3, 5)]
-print(all(torch.allclose(a, b) for a, b in zip(lltm_jit.lltm(*args), lltm_jit.reference_lltm(*args))))
-print(lltm_jit.reload().namespace == build.namespace, torch.ops.lltm_jit.forward is not None)
-""".format(header=tree / "src" / "lltm.h")
-    result = python(tree, warm_cache, code)
+    result = run(tree, warm_cache, PROGRAMS / "loader_reload.py", tree / "src")
     assert result.returncode == 0, result.stderr
     before, built, after, correct, stable = result.stdout.strip().splitlines()
-    assert before.startswith("lltm: input must have 2 dimensions")
+    assert before.startswith("lltm: input must have 2 dimensions"), before
     namespace, built_now = built.split()
     assert namespace.startswith("lltm_jit_") and built_now == "True"
-    assert after.startswith("lltm (edited): input must have 2 dimensions")
+    assert after == before.replace("lltm: ", "lltm (edited): ", 1)
     assert correct == "True" and stable == "True True"
 
 
+@pytest.mark.slow
 def test_import_leaves_cuda_uninitialised_for_forked_workers(warm_cache):
-    code = """
-import multiprocessing as mp, torch, lltm_jit
-print(torch.cuda.is_initialized())
-def work(_):
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    args = [torch.randn(3, n, device=device) for n in (4,)] + [torch.randn(15, 9, device=device),
-            torch.randn(15, device=device), torch.randn(3, 5, device=device), torch.randn(3, 5, device=device)]
-    return tuple(lltm_jit.lltm(*args)[0].shape)
-with mp.get_context("fork").Pool(2) as pool:
-    print(pool.map(work, range(2)))
-"""
-    result = python(REPO, warm_cache, code, LLTM_JIT_CUDA="")
+    result = run(REPO, warm_cache, PROGRAMS / "loader_fork_workers.py", LLTM_JIT_CUDA="")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["False", "[(3, 5), (3, 5)]"]
 
 
+@pytest.mark.slow
 def test_command_line(tree, warm_cache, tmp_path):
     empty = tmp_path / "empty"
     info = subprocess.run([sys.executable, "-mlltm_jit", "info"], env=env_for(tree, empty), cwd=tree,
@@ -318,12 +315,18 @@ def test_command_line(tree, warm_cache, tmp_path):
     assert cleaned.returncode == 0 and "removed" in cleaned.stdout and not entries(warm_cache)
 
 
+@pytest.mark.slow
 def test_installed_wheel_finds_its_sources(tmp_path, warm_cache):
     """`pip install .` ships src/ as lltm_jit/csrc; the installed package builds from there."""
     pytest.importorskip("setuptools")  # built without isolation: the GPU machine has no network
-    target = tmp_path / "site"
+    project, target = tmp_path / "project", tmp_path / "site"
+    project.mkdir()
+    for name in ["pyproject.toml", "README.md"]:  # a copy: setuptools leaves a build/ folder behind
+        shutil.copy(REPO / name, project)
+    for name in ["lltm_jit", "src"]:
+        shutil.copytree(REPO / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(REPO)], check=True, capture_output=True, timeout=TIMEOUT)
+                    "--target", str(target), str(project)], check=True, capture_output=True, timeout=TIMEOUT)
     code = "import lltm_jit; print(lltm_jit.loader.source_dir(), lltm_jit.build_info()['built_now'])"
     result = python(target, warm_cache, code)
     assert result.returncode == 0, result.stderr
