@@ -7,7 +7,8 @@ loads the cached library without running any tool. `Cache` holds the builds, one
 
 A build happens under the key's file lock, with a check of the cache before and after taking it.
 It goes to a staging folder that is renamed into place when complete, so no process ever sees a
-half-built library.
+half-built library. ninja runs under `_ninja_guard`, which stops it and its compilers when the
+importing process dies or is interrupted.
 
 This module knows how to build and load a library, not what is in it.
 """
@@ -22,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 import warnings
@@ -533,11 +535,27 @@ def _environment(changes: dict[str, str]):
                 os.environ[name] = value
 
 
+def _guarded_ninja(build_dir: Path, env: dict[str, str]) -> Path:
+    """A folder whose ``ninja`` runs the real one under _ninja_guard, to put first on PATH:
+    torch.utils.cpp_extension runs the ``ninja`` it finds there."""
+    import shlex  # only a build needs it: not imported by a cached load
+
+    ninja = shutil.which("ninja", path=env.get("PATH"))
+    folder = build_dir / ".guard"
+    folder.mkdir()
+    script = folder / "ninja"
+    guard = [sys.executable, "-I", "-S", str(PACKAGE_DIR / "_ninja_guard.py"), str(os.getpid()), str(build_dir), ninja]
+    script.write_text(f'#!/bin/sh\nexec {shlex.join(guard)} "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
 def _compile(spec: BuildSpec, key: str, build_dir: Path, env: dict[str, str]) -> Path:
     """Compile and link `spec` in `build_dir` with torch's cpp_extension, which also loads the
     library into this process; returns the library."""
     name = f"lltm_jit_{key}"
-    with _environment(env):
+    path = os.pathsep.join([str(_guarded_ninja(build_dir, env)), env.get("PATH", os.environ.get("PATH", ""))])
+    with _environment({**env, "PATH": path}):
         from torch.utils import cpp_extension  # slow to import; only a build needs it
 
         if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
@@ -554,6 +572,36 @@ def _compile(spec: BuildSpec, key: str, build_dir: Path, env: dict[str, str]) ->
             is_python_module=False,
         )
     return build_dir / f"{name}.so"
+
+
+def _stop(build_dir: Path, timeout: float = 10.0) -> str:
+    """Wait (up to `timeout` seconds) until no process of the build in `build_dir` runs, remove
+    the folder, and return the build's output."""
+    import fcntl  # only a build needs it: not imported by a cached load
+
+    try:
+        running = os.open(build_dir / ".running", os.O_RDONLY)  # see _ninja_guard
+    except OSError:
+        pass  # ninja never ran
+    else:
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    fcntl.flock(running, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+        finally:
+            os.close(running)
+    try:
+        output = (build_dir / "build.log").read_text(errors="replace")
+    except OSError:
+        output = ""
+    shutil.rmtree(build_dir, ignore_errors=True)
+    return output
 
 
 def _compile_times(build_dir: Path) -> dict[str, list[float]]:
@@ -604,9 +652,13 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Build:
     start = time.perf_counter()
     try:
         library = _compile(spec, key, staging, env)
-    except (RuntimeError, OSError, ImportError) as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise _failure(spec, cache, key, str(error)) from None
+    except BaseException as error:
+        output = _stop(staging)
+        if not isinstance(error, (RuntimeError, OSError, ImportError)):
+            raise  # a KeyboardInterrupt above all: the build is stopped and its folder gone
+        if not isinstance(error.__cause__, subprocess.CalledProcessError):  # else it repeats the output
+            output += "".join(f"\n{e}" for e in (error, error.__cause__) if e is not None)
+        raise _failure(spec, cache, key, output) from None
     seconds = time.perf_counter() - start
     manifest = {
         "key": key,
@@ -619,8 +671,9 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Build:
         "sources": [p.name for p in spec.sources()],
         **spec.environment(),
     }
-    for obj in staging.glob("*.o"):
-        obj.unlink()
+    for scratch in [*staging.glob("*.o"), staging / "build.log", staging / ".running"]:
+        scratch.unlink(missing_ok=True)
+    shutil.rmtree(staging / ".guard")
     if spec.key() != key:  # src/ was edited while it compiled: the binary matches neither key
         warnings.warn("lltm_jit: the sources changed during the build; it is loaded but not cached",
                       RuntimeWarning, stacklevel=4)

@@ -22,6 +22,8 @@ from lltm_jit import loader
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT = 600
+# The kill and Ctrl-C tests allow this long between the signal and the last process of the build.
+STOP_SECONDS = 2.0
 
 
 def env_for(tree, cache, **extra):
@@ -79,11 +81,34 @@ def leftovers(cache):
     return loader.Cache(cache).leftovers()
 
 
-def wait_for(predicate, timeout=TIMEOUT):
+def build_processes(cache):
+    """The processes working in the cache (ninja and the compilers run in their build folder)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(str(cache)):
+                found.append(Path(f"/proc/{pid}/comm").read_text().strip())
+        except OSError:
+            pass  # gone, or not ours to read
+    return found
+
+
+def wait_for(predicate, timeout=TIMEOUT, what="the condition"):
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
         time.sleep(0.005)
+
+
+def compiling(cache, proc):
+    """Wait until a compiler of `proc`'s build runs."""
+    wait_for(lambda: "cc1plus" in build_processes(cache) or proc.poll() is not None, what="a compiler")
+    assert proc.poll() is None, f"the build ended before a compiler was seen: {proc.communicate()}"
+
+
+def assert_build_stops(cache):
+    """The build's processes are all gone within STOP_SECONDS."""
+    wait_for(lambda: not build_processes(cache), STOP_SECONDS, f"the build's processes {build_processes(cache)} to stop")
 
 
 def edit_a_source(tree):
@@ -320,28 +345,58 @@ def test_editing_a_source_rebuilds(tree, warm_cache):
 
 
 @pytest.mark.slow
-def test_killed_builds_leave_a_usable_cache(tree, tmp_path):
+def test_killed_builds_stop_at_once_and_leave_a_usable_cache(tree, tmp_path):
     cache = tmp_path / "cache"
-    library_written = lambda: any(any(f.glob("*.so")) for f in leftovers(cache))  # noqa: E731
     kill_points = [
-        ("as the build starts", lambda: leftovers(cache), 0.0, True),
-        ("mid-compile, the python process alone", lambda: leftovers(cache), 2.0, False),
-        ("once the library is linked", library_written, 0.0, True),
+        # (label, ready, kill the importer's whole process group: as a shell's Ctrl-\ or a job kill)
+        ("as the build starts", lambda proc: wait_for(lambda: leftovers(cache) or proc.poll() is not None), True),
+        ("mid-compile, the importer alone (kill -9 PID)", lambda proc: compiling(cache, proc), False),
+        ("mid-compile, the importer's process group", lambda proc: compiling(cache, proc), True),
+        ("once the library is linked", lambda proc: wait_for(lambda: any(f.glob("*.so") for f in leftovers(cache)) or proc.poll() is not None), True),
     ]
-    for label, ready, delay, whole_group in kill_points:
+    for label, ready, whole_group in kill_points:
         proc = spawn(tree, cache)
-        wait_for(lambda: ready() or proc.poll() is not None)
-        time.sleep(delay)
+        ready(proc)
         if proc.poll() is not None:  # finished before the kill point: nothing left to test here
             pytest.fail(f"build ended before the kill point '{label}': {proc.communicate()}")
         (os.killpg if whole_group else os.kill)(proc.pid, signal.SIGKILL)
         proc.wait()
+        assert_build_stops(cache)
         assert not entries(cache), label  # nothing half-built was published
 
+    assert leftovers(cache)  # the last killed build's folder, until the next import
     result = python(tree, cache)
     assert result.returncode == 0, result.stderr
     assert "waiting for another process" not in result.stderr
     assert len(entries(cache)) == 1 and leftovers(cache) == []
+
+
+@pytest.mark.slow
+def test_the_next_import_removes_a_dead_build_of_another_key(tree, warm_cache):
+    edit_a_source(tree)
+    proc = spawn(tree, warm_cache)
+    compiling(warm_cache, proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert_build_stops(warm_cache)
+    assert leftovers(warm_cache)
+    result = python(REPO, warm_cache, "import lltm_jit; print(lltm_jit.build_info()['built_now'])")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False" and leftovers(warm_cache) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["process group", "process"])  # a shell's Ctrl-C; Jupyter's interrupt
+def test_ctrl_c_mid_build_raises_keyboard_interrupt_and_stops_the_build(tree, tmp_path, target):
+    cache = tmp_path / "cache"
+    proc = spawn(tree, cache)
+    compiling(cache, proc)
+    (os.killpg if target == "process group" else os.kill)(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=TIMEOUT)
+    assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr
+    assert "BuildError" not in stderr and "LLTM_JIT_FALLBACK" not in stderr
+    assert build_processes(cache) == [], stderr  # the importer waited for them
+    assert not entries(cache) and leftovers(cache) == [], stderr
 
 
 @pytest.mark.slow
