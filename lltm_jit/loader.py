@@ -484,8 +484,14 @@ def _cuda_search_note() -> str:
 
 
 def check_tools(spec: BuildSpec) -> dict[str, str]:
-    """The environment the build needs (PATH, CUDA_HOME); BuildError naming the first tool the
+    """The environment the build needs (PATH, CUDA_HOME); BuildError naming the first thing the
     build needs and cannot find."""
+    if spec.cuda_archs and torch.version.cuda is None:
+        raise BuildError(
+            f"lltm_jit: cannot build the CUDA kernels (sm {', '.join(spec.cuda_archs)}): this torch "
+            f"({torch.__version__}) is built without CUDA. Install a CUDA build of torch, or build "
+            "the CPU kernels only (`python -m lltm_jit build --cpu-only`)."
+        )
     env = {}
     cxx = os.environ.get("CXX", "c++")
     if shutil.which(cxx) is None:
@@ -615,24 +621,36 @@ def _compile_times(build_dir: Path) -> dict[str, list[float]]:
     return times
 
 
-_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:")
+_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:|undefined reference")
+_NINJA_ROW = re.compile(r"\[\d+/\d+\] |ninja: |FAILED: ")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 def _describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, str]:
-    """(the source that failed, the compiler's first error lines) from a build's output."""
+    """(the source that failed, an excerpt: ninja's FAILED row and the compiler's first error
+    rows) from a build's output."""
     rows = log.splitlines()
-    first = next((i for i, row in enumerate(rows) if _ERROR_ROW.search(row)), None)
-    excerpt = "\n".join(rows[first : first + lines] if first is not None else rows[-lines:])
-    # The file named on the first error row; else the object ninja reports as FAILED.
-    for row in ([rows[first]] if first is not None else []) + [r for r in rows if r.startswith("FAILED: ")]:
+    failed = next((i for i, row in enumerate(rows) if row.startswith("FAILED: ")), None)
+    if failed is None:  # no compiler failed: ninja itself, or loading the library
+        head, output = [], [row for row in rows if row.strip() and not _NINJA_ROW.match(row)]
+    else:  # ninja prints FAILED: <outputs>, the command, then the compiler's output
+        end = next((i for i in range(failed + 2, len(rows)) if _NINJA_ROW.match(rows[i])), len(rows))
+        head, output = [rows[failed]], rows[failed + 2 : end]
+    first = next((i for i, row in enumerate(output) if _ERROR_ROW.search(row)), None)
+    excerpt = "\n".join(head + (output[first : first + lines] if first is not None else output[-lines:]))
+    # The source named on the first error row; else the one whose object ninja reports as FAILED
+    # (cpp_extension names the objects <stem>.o, and <stem>.cuda.o for CUDA files).
+    for row in ([output[first]] if first is not None else []) + head:
         for source in spec.sources():
-            if source.name in row or f"FAILED: {source.stem}." in row:
+            obj = f"{source.stem}.cuda.o" if source.suffix == ".cu" else f"{source.stem}.o"
+            if re.search(rf"(^|[\s/])({re.escape(source.name)}|{re.escape(obj)})\b", row):
                 return str(source), excerpt
     return "the extension", excerpt
 
 
 def _failure(spec: BuildSpec, cache: Cache, key: str, output: str) -> BuildError:
     """The BuildError for a failed build: the failing source, an excerpt, the saved full log."""
+    output = _ANSI.sub("", output)
     failed, excerpt = _describe_failure(output, spec)
     try:
         where = f"Full build log: {cache.save_log(key, output)}"

@@ -143,7 +143,7 @@ def warm_cache(tmp_path, built_cache):
 
 
 # ---------------------------------------------------------------------------------------------
-# In process: the key, the cache object
+# In process: the key, the cache object, failure excerpts
 
 
 def test_key_covers_torch_cuda_arch_python_and_namespace(monkeypatch):
@@ -230,6 +230,39 @@ def test_a_cache_path_that_is_not_a_directory_gives_one_clear_error(tmp_path, mo
         loader.load(loader.BuildSpec.current("lltm_jit_never_built"))
 
 
+def ninja_failure(failed, other, object_name, error_file):
+    """ninja's output when `failed` (compiled to `object_name`) stops on an error in `error_file`
+    while `other` compiles on."""
+    return f"""\
+[1/3] c++ -MMD -MF {object_name}.d -O3 -c {failed} -o {object_name}
+FAILED: [code=1] {object_name}
+c++ -MMD -MF {object_name}.d -O3 -c {failed} -o {object_name}
+{error_file}: In function 'int broken()':
+{error_file}:183:23: error: 'undeclared_name' was not declared in this scope
+  183 | int broken() {{ return undeclared_name; }}
+      |                       ^~~~~~~~~~~~~~~
+[2/3] c++ -MMD -MF other.o.d -O3 -c {other} -o other.o
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_a_failure_excerpt_is_ninjas_failed_row_and_the_compilers_errors():
+    spec = loader.BuildSpec("lltm_jit", ("9.0",), loader.source_dir())
+    cpp, other = [p for p in spec.sources() if p.suffix == ".cpp"][:2]
+    output = ninja_failure(cpp, other, f"{cpp.stem}.o", cpp)
+    failed, excerpt = loader._describe_failure(output, spec)
+    assert failed == str(cpp)
+    assert excerpt.splitlines() == output.splitlines()[1:2] + output.splitlines()[4:7]
+
+    # An error in a header names the failed object's source: a .cu file, whose object is
+    # <stem>.cuda.o (beside a <stem>.cpp, if any, whose object is <stem>.o).
+    cu = next(p for p in spec.sources() if p.suffix == ".cu")
+    output = ninja_failure(cu, other, f"{cu.stem}.cuda.o", spec.src / "a_header.h")
+    failed, excerpt = loader._describe_failure(output, spec)
+    assert failed == str(cu)
+    assert excerpt.splitlines()[0] == f"FAILED: [code=1] {cu.stem}.cuda.o"
+
+
 # ---------------------------------------------------------------------------------------------
 # Failures before compiling (slow: a subprocess importing torch, seconds each)
 
@@ -271,6 +304,16 @@ def test_missing_nvcc_when_torch_has_cuda(tree, tmp_path):
     assert "cannot build the CUDA kernels" in result.stderr
     assert "CUDA_HOME=/nonexistent/cuda has no bin/nvcc" in result.stderr
     assert "LLTM_JIT_CUDA=0" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.version.cuda is not None, reason="needs a CPU-only torch")
+def test_a_cuda_build_with_a_cpu_only_torch_fails_at_once(tree, tmp_path):
+    result = command(tree, tmp_path / "cache", "build", "--arch", "9.0")
+    assert result.returncode == 1
+    assert result.stderr.startswith("lltm_jit: cannot build the CUDA kernels (sm 9.0): this torch")
+    assert "built without CUDA" in result.stderr and "--cpu-only" in result.stderr
+    assert "compiling" not in result.stderr  # no compiler ran
 
 
 @pytest.mark.slow
@@ -434,12 +477,19 @@ def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, t
     source = loader.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
     good = source.read_text()
     source.write_text(good + "\nint broken() { return undeclared_name; }\n")
-    result = python(tree, cache)
+    # A compiler that colours its messages, and a ninja that keeps colours in a pipe.
+    colour = tmp_path / "c++"
+    colour.write_text(f'#!/bin/sh\nexec {shutil.which("c++")} -fdiagnostics-color=always "$@"\n')
+    colour.chmod(0o755)
+    result = python(tree, cache, CXX=colour, CLICOLOR_FORCE="1")
     assert result.returncode != 0
-    assert f"building {source} failed" in result.stderr
-    assert "undeclared_name" in result.stderr and "error" in result.stderr
+    excerpt = result.stderr.split(f"building {source} failed:\n")[1].split("\nFull build log: ")[0]
+    assert excerpt.startswith("FAILED: ") and f"{source.stem}.o" in excerpt.splitlines()[0]
+    assert "error" in excerpt and "undeclared_name" in excerpt
+    assert not any(row.startswith("[") for row in excerpt.splitlines())  # no other build step
+    assert "\x1b" not in excerpt
     log = Path(result.stderr.split("Full build log: ")[1].split()[0])
-    assert log.is_file() and "undeclared_name" in log.read_text()
+    assert log.is_file() and "undeclared_name" in log.read_text() and "\x1b" not in log.read_text()
     assert not entries(cache) and leftovers(cache) == []
 
     source.write_text(good)
