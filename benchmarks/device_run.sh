@@ -26,8 +26,7 @@ subprocess.run([sys.executable, "-c", "import lltm_jit; print(lltm_jit.build_inf
 print(f"cold import wall: {time.perf_counter() - start:.1f} s")
 PY
   [ $? -eq 0 ] || { echo "cold import failed: nothing else to run"; exit 1; }
-  echo "per-file compile times (ninja log: start ms, end ms, file):"
-  cut -f1,2,4 "$LLTM_JIT_CACHE_DIR"/*/.ninja_log | grep -v '^#'
+  python3 -m lltm_jit info  # its "built in" line has each file's compile times
   python3 - <<'PY'
 import statistics, subprocess, sys
 code = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -53,5 +52,5 @@ python3 bench.py --out "$OUT" "$@" 2>>"$log" | tee "$OUT/bench.txt"
 echo "== bench.py --graphs (device time)"
 python3 bench.py --graphs --out "$OUT" "$@" 2>/dev/null | tee "$OUT/bench-graphs.txt"
 echo "== summary"
-grep -E "built in|cold import|warm:|passed|failed|\.o$|\.so$" "$log"
+grep -E "built in|cold import|warm:|passed|failed" "$log"
 grep -E "total$" "$OUT/profile.txt"

@@ -15,6 +15,7 @@ def _info(args) -> int:
     spec = loader.BuildSpec.current(NAMESPACE)
     key = spec.key()
     home = loader.cuda_home()
+    cache = loader.Cache.default()
     print(f"lltm_jit      {sys.modules['lltm_jit'].__version__}")
     print(f"python        {sys.version.split()[0]} ({sys.implementation.cache_tag})")
     print(f"torch         {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
@@ -22,16 +23,24 @@ def _info(args) -> int:
     print(f"ninja         {shutil.which('ninja') or 'not on PATH'}")
     print(f"CUDA toolkit  {home or 'not found'}")
     print(f"sources       {spec.src}")
-    print(f"cache         {loader.cache_root()}")
+    problem = cache.problem()
+    print(f"cache         {cache.root}" + (f" (no new builds: {problem})" if problem else ""))
     print(f"this setup    key {key}: CPU" + (f" + CUDA sm {', '.join(spec.cuda_archs)}" if spec.cuda_archs else " only"))
-    builds = loader.cached_builds()
-    built = any(b["key"] == key for b in builds)
-    print(f"              {'built' if built else 'not built yet (the next import builds it)'}")
+    builds = cache.builds()
+    build = next((b for b in builds if b["key"] == key), None)
+    if build is not None:
+        times = ", ".join(f"{name} {start:.1f}-{end:.1f}" for name, (start, end) in build.get("compile_seconds", {}).items())
+        print(f"              built in {build.get('build_seconds')} s" + (f"; per file (start-end s): {times}" if times else ""))
+    elif problem:
+        print("              not built, and this cache cannot take the build: the next import fails. "
+              "Set LLTM_JIT_CACHE_DIR to a writable directory.")
+    else:
+        print("              not built yet (the next import builds it)")
     print(f"cached builds {len(builds)}")
     for b in builds:
         archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"
         print(f"  {b['key']}  torch {b.get('torch')}  {archs}  {b.get('built_at')}  {b['directory']}")
-    return 0
+    return 1 if build is None and problem else 0
 
 
 def _build(args) -> int:
@@ -43,29 +52,26 @@ def _build(args) -> int:
 
 
 def _clean(args) -> int:
-    root = loader.cache_root()
-    if not root.exists():
-        print(f"nothing to clean in {root}")
-        return 0
-    for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "logs"):
-        try:  # never pull a build from under its builder
-            with loader.locked(loader.lock_path(entry.name.split(".")[0]), entry.name, wait=False):
-                loader.discard(entry)
-            print(f"removed {entry}")
-        except BlockingIOError:
-            print(f"skipped (a build is running): {entry}")
-    shutil.rmtree(root / "logs", ignore_errors=True)
+    cache = loader.Cache.default()
+    removed, busy = cache.clean()
+    for path in removed:
+        print(f"removed {path}")
+    for key in busy:
+        print(f"skipped (a build is running): {cache.entry(key)}")
+    if not removed and not busy:
+        print(f"nothing to clean in {cache.root}")
     return 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lltm_jit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("info", help="versions, cache directory and key, what is built")
+    commands.add_parser("info", help="versions, cache directory and key, what is built; "
+                        "exits 1 if this setup is not built and the cache cannot take it")
     build = commands.add_parser("build", help="build ahead of time (e.g. in a container image)")
     build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")
     build.add_argument("--cpu-only", action="store_true", help="build the CPU kernels only")
-    commands.add_parser("clean", help="remove every cached build and build log")
+    commands.add_parser("clean", help="remove every cached build, lock file and build log")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "build": _build, "clean": _clean}[args.command](args)

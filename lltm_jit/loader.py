@@ -1,15 +1,14 @@
 """The JIT loader: build the bundled C++/CUDA sources once, cache the library, load it.
 
-The cache holds one directory per build key, ``<cache>/<key>/``, with the library and a
-``manifest.json`` (its checksum and what it was built for). The key is a hash of everything that
-changes the binary: the sources' contents, the compiler flags, torch's version and CUDA version,
-the Python ABI and the target GPU architectures. So an edit in ``src/`` or a torch upgrade gives a
-new key and a rebuild, and an unchanged setup loads the cached library without running any tool.
+The key of a build is a hash of everything that changes the binary: the sources' contents, the
+compiler flags, torch's version and CUDA version, the Python ABI and the target GPU architectures.
+So an edit in ``src/`` or a torch upgrade gives a new key and a rebuild, and an unchanged setup
+loads the cached library without running any tool. `Cache` holds the builds, one folder per key.
 
-A build happens under an OS file lock (``fcntl.flock``, released by the kernel when its holder
-dies, so a killed build never blocks the next one), with a check of the cache before and after
-taking it; it goes to a temporary directory that is renamed into place when complete, so no
-process ever sees a half-built library.
+A build happens under the key's file lock, with a check of the cache before and after taking it.
+It goes to a staging folder that is renamed into place when complete, so no process ever sees a
+half-built library. ninja runs under `_ninja_guard`, which stops it and its compilers when the
+importing process dies or is interrupted.
 
 This module knows how to build and load a library, not what is in it.
 """
@@ -18,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
+import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 import warnings
@@ -64,14 +64,6 @@ def source_dir() -> Path:
         f"lltm_jit: the C++ sources were not found in {PACKAGE_DIR / 'csrc'} "
         f"or {PACKAGE_DIR.parent / 'src'}; reinstall the package"
     )
-
-
-def cache_root() -> Path:
-    """``$LLTM_JIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/lltm_jit``, else ``~/.cache/lltm_jit``."""
-    if os.environ.get("LLTM_JIT_CACHE_DIR"):
-        return Path(os.environ["LLTM_JIT_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(xdg) / "lltm_jit"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,6 +208,213 @@ class BuildSpec:
 # The cache
 
 
+class CacheError(BuildError):
+    """The cache directory cannot be used: it is not a directory, or not writable."""
+
+
+class _Busy(Exception):
+    """Another process holds the lock (`Cache.locked` with wait=False)."""
+
+
+class _Damaged(Exception):
+    pass
+
+
+_KEY = r"[0-9a-f]{24}"
+_LEFTOVER = re.compile(rf"({_KEY})\.(?:tmp|trash)-\d+")
+_CACHED = re.compile(rf"({_KEY})(?:\.lock|\.(?:tmp|trash)-\d+)?")  # anything of a key's
+
+
+@functools.cache
+def _absolute(path: str) -> Path:
+    """`path` from the current directory of its first use, so that a later chdir keeps the cache."""
+    return Path(os.path.abspath(os.path.expanduser(path)))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Cache:
+    """The build cache: a directory with one build per key and what guards them.
+
+    ``<key>/``              a published build: the library and ``manifest.json``
+    ``<key>.lock``          held by whoever builds ``<key>``; an OS lock, which dies with its holder
+    ``<key>.tmp-<pid>/``    a build in progress, renamed to ``<key>/`` when complete
+    ``<key>.trash-<pid>/``  a build being removed, renamed first so nobody sees it half-deleted
+    ``logs/``               the full logs of failed builds
+
+    Only the holder of ``<key>.lock`` creates or removes ``<key>``'s folders, so a
+    ``<key>.tmp-*`` or ``<key>.trash-*`` folder whose lock is free was left by a process that died.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @classmethod
+    def default(cls) -> Cache:
+        """``$LLTM_JIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/lltm_jit``, else ``~/.cache/lltm_jit``.
+
+        A relative path is taken from the current directory when the process first uses it.
+        """
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+        return cls(_absolute(os.environ.get("LLTM_JIT_CACHE_DIR") or os.path.join(xdg, "lltm_jit")))
+
+    def entry(self, key: str) -> Path:
+        return self.root / key
+
+    def library(self, key: str) -> Path | None:
+        """The verified library of `key`'s build; None if there is none; _Damaged if it is broken."""
+        entry = self.entry(key)
+        if not entry.exists():
+            return None
+        try:
+            meta = json.loads((entry / "manifest.json").read_text())
+            library = entry / meta["library"]
+            if library.stat().st_size != meta["size"] or _sha256(library) != meta["sha256"]:
+                raise _Damaged(f"{library} does not match its checksum")
+        except (OSError, ValueError, KeyError) as error:
+            raise _Damaged(str(error)) from error
+        return library
+
+    def builds(self) -> list[dict]:
+        """The manifests of the published builds, each with its ``directory``."""
+        builds = []
+        with contextlib.suppress(OSError):
+            for manifest in sorted(self.root.glob("*/manifest.json")):
+                with contextlib.suppress(OSError, ValueError):
+                    builds.append({"directory": str(manifest.parent), **json.loads(manifest.read_text())})
+        return builds
+
+    @contextlib.contextmanager
+    def locked(self, key: str, wait: bool = True):
+        """Hold `key`'s lock. If another process holds it, wait (saying so) or, with wait=False,
+        raise _Busy."""
+        import filelock  # a cached load never locks, and filelock is slow to import
+
+        lock = filelock.FileLock(self.root / f"{key}.lock", thread_local=False)
+        with self._writing():
+            self.root.mkdir(parents=True, exist_ok=True)
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                if not wait:
+                    raise _Busy(key) from None
+                _status(f"waiting for another process that is building lltm_jit {key} (lock {lock.lock_file})")
+                lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def staging(self, key: str) -> Path:
+        """A new, empty folder to build `key` in. The caller holds `key`'s lock."""
+        with self._writing():
+            for path in self.leftovers(key):  # of a dead builder: we hold the lock
+                shutil.rmtree(path)
+            path = self.root / f"{key}.tmp-{os.getpid()}"
+            path.mkdir()
+        return path
+
+    def publish(self, staging: Path, key: str, manifest: dict) -> Path:
+        """Give `staging` its manifest and rename it into place as `key`'s build."""
+        with self._writing():
+            (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
+            os.rename(staging, self.entry(key))
+        return self.entry(key)
+
+    def discard(self, key: str) -> None:
+        """Remove `key`'s build, renamed first so that nobody sees it half-deleted. The caller
+        holds `key`'s lock."""
+        entry = self.entry(key)
+        with self._writing():
+            if entry.exists():
+                trash = entry.with_name(f"{key}.trash-{os.getpid()}")
+                os.rename(entry, trash)
+                shutil.rmtree(trash, ignore_errors=True)
+
+    def save_log(self, key: str, text: str) -> Path:
+        """Keep the full log of a failed build of `key`; returns its path."""
+        with self._writing():
+            logs = self.root / "logs"
+            logs.mkdir(exist_ok=True)
+            path = logs / f"{key}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+            path.write_text(text)
+        return path
+
+    def sweep(self) -> None:
+        """Remove the folders that dead processes left (a key's staging or trash folders whose
+        lock is free). Quiet: a cache it cannot write is left as it is."""
+        for key in sorted({_LEFTOVER.fullmatch(path.name)[1] for path in self.leftovers()}):
+            with contextlib.suppress(_Busy, CacheError), self.locked(key, wait=False):
+                for path in self.leftovers(key):
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def clean(self) -> tuple[list[Path], list[str]]:
+        """Remove every build, leftover folder, lock file and log, except those of the keys being
+        built now. Returns (the paths removed, the keys skipped)."""
+        removed, busy = [], []
+        with self._writing():
+            if not self.root.exists():
+                return removed, busy
+            names = os.listdir(self.root)
+        for key in sorted({match[1] for match in map(_CACHED.fullmatch, names) if match}):
+            try:
+                with self.locked(key, wait=False), self._writing():
+                    if self.entry(key).exists():
+                        self.discard(key)
+                        removed.append(self.entry(key))
+                    for path in self.leftovers(key):
+                        shutil.rmtree(path)
+                        removed.append(path)
+                    # Removed while held, and nothing of `key` is touched after: a process that
+                    # opened the old file before sees, once it gets the lock, that the file is
+                    # gone (filelock checks) and locks the new one.
+                    lock = self.root / f"{key}.lock"
+                    lock.unlink()
+                    removed.append(lock)
+            except _Busy:
+                busy.append(key)
+        with self._writing():
+            if (self.root / "logs").exists():
+                shutil.rmtree(self.root / "logs")
+                removed.append(self.root / "logs")
+        return removed, busy
+
+    def problem(self) -> str | None:
+        """Why no build can be added to this cache now; None if one can."""
+        path = self.root
+        while not path.exists() and path != path.parent:  # a path under a file does not exist
+            path = path.parent
+        name = "it" if path == self.root else str(path)
+        if not path.is_dir():
+            return f"{name} is not a directory"
+        if not os.access(path, os.W_OK | os.X_OK):
+            read_only = os.statvfs(path).f_flag & os.ST_RDONLY
+            return f"{name} is {'on a read-only file system' if read_only else 'not writable'}"
+        return None
+
+    def leftovers(self, key: str = "*") -> list[Path]:
+        """The staging and trash folders of `key` (default: of every key), in progress or left."""
+        return sorted(p for p in self.root.glob(f"{key}.*-*") if _LEFTOVER.fullmatch(p.name))
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """OSErrors as one CacheError, which names the cache and what to do."""
+        try:
+            yield
+        except OSError as error:
+            reason = self.problem() or f"{error.strerror or error} ({error.filename})"
+            raise CacheError(
+                f"lltm_jit: cannot use the cache directory {self.root}: {reason}. "
+                "Set LLTM_JIT_CACHE_DIR to a writable directory."
+            ) from None
+
+
 @dataclass(frozen=True)
 class Build:
     """A library in the cache, loaded into this process."""
@@ -227,86 +426,28 @@ class Build:
     built_now: bool  # False: loaded from the cache
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-class _Damaged(Exception):
-    pass
-
-
-def _cached_library(entry: Path) -> Path | None:
-    """The verified library of a cache entry; None if there is none; _Damaged if it is broken."""
-    manifest = entry / "manifest.json"
-    if not entry.exists():
-        return None
-    try:
-        meta = json.loads(manifest.read_text())
-        library = entry / meta["library"]
-        if library.stat().st_size != meta["size"] or _sha256(library) != meta["sha256"]:
-            raise _Damaged(f"{library} does not match its checksum")
-    except (OSError, ValueError, KeyError) as error:
-        raise _Damaged(str(error)) from error
-    return library
-
-
-@contextlib.contextmanager
-def locked(path: Path, what: str, wait: bool = True):
-    """Hold the lock file `path`; if another process holds it, wait (saying so) or, with
-    wait=False, raise BlockingIOError."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not wait:
-                raise
-            _status(f"waiting for another process that is building {what} (lock {path})")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def lock_path(key: str) -> Path:
-    return cache_root() / f"{key}.lock"
-
-
-def discard(entry: Path) -> None:
-    """Remove a cache entry; renamed first so that nobody sees it half-deleted."""
-    if entry.exists():
-        trash = entry.with_name(f"{entry.name}.trash-{os.getpid()}")
-        os.rename(entry, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-
-
 def load(spec: BuildSpec) -> Build:
     """Load the library for `spec`, building it first if the cache has no valid one."""
     key = spec.key()
-    root = cache_root()
-    entry = root / key
+    cache = Cache.default()
+    cache.sweep()
     try:
-        library = _cached_library(entry)
+        library = cache.library(key)
     except _Damaged:
         library = None
     if library is None:
-        with locked(lock_path(key), f"lltm_jit {key}"):
+        with cache.locked(key):
             try:
-                library = _cached_library(entry)
+                library = cache.library(key)
             except _Damaged as damage:
                 warnings.warn(
-                    f"lltm_jit: the cached build {entry} is damaged ({damage}); rebuilding",
+                    f"lltm_jit: the cached build {cache.entry(key)} is damaged ({damage}); rebuilding",
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                discard(entry)
+                cache.discard(key)
             if library is None:
-                return _build(spec, key, entry)
+                return _build(spec, cache, key)
     torch.ops.load_library(str(library))
     return Build(key, spec.namespace, spec.cuda_archs, library, built_now=False)
 
@@ -343,8 +484,14 @@ def _cuda_search_note() -> str:
 
 
 def check_tools(spec: BuildSpec) -> dict[str, str]:
-    """The environment the build needs (PATH, CUDA_HOME); BuildError naming the first tool the
+    """The environment the build needs (PATH, CUDA_HOME); BuildError naming the first thing the
     build needs and cannot find."""
+    if spec.cuda_archs and torch.version.cuda is None:
+        raise BuildError(
+            f"lltm_jit: cannot build the CUDA kernels (sm {', '.join(spec.cuda_archs)}): this torch "
+            f"({torch.__version__}) is built without CUDA. Install a CUDA build of torch, or build "
+            "the CPU kernels only (`python -m lltm_jit build --cpu-only`)."
+        )
     env = {}
     cxx = os.environ.get("CXX", "c++")
     if shutil.which(cxx) is None:
@@ -379,22 +526,6 @@ def check_tools(spec: BuildSpec) -> dict[str, str]:
     return env
 
 
-_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:")
-
-
-def _describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, str]:
-    """(the source that failed, the compiler's first error lines) from a build's output."""
-    rows = log.splitlines()
-    first = next((i for i, row in enumerate(rows) if _ERROR_ROW.search(row)), None)
-    excerpt = "\n".join(rows[first : first + lines] if first is not None else rows[-lines:])
-    # The file named on the first error row; else the object ninja reports as FAILED.
-    for row in ([rows[first]] if first is not None else []) + [r for r in rows if r.startswith("FAILED: ")]:
-        for source in spec.sources():
-            if source.name in row or f"FAILED: {source.stem}." in row:
-                return str(source), excerpt
-    return "the extension", excerpt
-
-
 @contextlib.contextmanager
 def _environment(changes: dict[str, str]):
     """os.environ with `changes` applied, restored afterwards."""
@@ -410,74 +541,161 @@ def _environment(changes: dict[str, str]):
                 os.environ[name] = value
 
 
-def _build(spec: BuildSpec, key: str, entry: Path) -> Build:
-    """Build into a fresh temporary directory, load it, then publish it as `entry`. Holds the lock."""
-    env = check_tools(spec)
-    root = entry.parent
-    for stale in root.glob(f"{key}.*-*"):  # left by a killed build (we hold the key's lock)
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = root / f"{key}.tmp-{os.getpid()}"
-    tmp.mkdir(parents=True)
+def _guarded_ninja(build_dir: Path, env: dict[str, str]) -> Path:
+    """A folder whose ``ninja`` runs the real one under _ninja_guard, to put first on PATH:
+    torch.utils.cpp_extension runs the ``ninja`` it finds there."""
+    import shlex  # only a build needs it: not imported by a cached load
+
+    ninja = shutil.which("ninja", path=env.get("PATH"))
+    folder = build_dir / ".guard"
+    folder.mkdir()
+    script = folder / "ninja"
+    guard = [sys.executable, "-I", "-S", str(PACKAGE_DIR / "_ninja_guard.py"), str(os.getpid()), str(build_dir), ninja]
+    script.write_text(f'#!/bin/sh\nexec {shlex.join(guard)} "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
+def _compile(spec: BuildSpec, key: str, build_dir: Path, env: dict[str, str]) -> Path:
+    """Compile and link `spec` in `build_dir` with torch's cpp_extension, which also loads the
+    library into this process; returns the library."""
     name = f"lltm_jit_{key}"
+    path = os.pathsep.join([str(_guarded_ninja(build_dir, env)), env.get("PATH", os.environ.get("PATH", ""))])
+    with _environment({**env, "PATH": path}):
+        from torch.utils import cpp_extension  # slow to import; only a build needs it
+
+        if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
+            cpp_extension.CUDA_HOME = env["CUDA_HOME"]
+        cpp_extension.load(
+            name=name,
+            sources=[str(p) for p in spec.sources()],
+            extra_cflags=spec.cxx_flags(),
+            extra_cuda_cflags=spec.nvcc_flags(),
+            extra_ldflags=list(LD_FLAGS),
+            build_directory=str(build_dir),
+            verbose=env_flag("LLTM_JIT_VERBOSE"),
+            with_cuda=bool(spec.cuda_archs),
+            is_python_module=False,
+        )
+    return build_dir / f"{name}.so"
+
+
+def _stop(build_dir: Path, timeout: float = 10.0) -> str:
+    """Wait (up to `timeout` seconds) until no process of the build in `build_dir` runs, remove
+    the folder, and return the build's output."""
+    import fcntl  # only a build needs it: not imported by a cached load
+
+    try:
+        running = os.open(build_dir / ".running", os.O_RDONLY)  # see _ninja_guard
+    except OSError:
+        pass  # ninja never ran
+    else:
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    fcntl.flock(running, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+        finally:
+            os.close(running)
+    try:
+        output = (build_dir / "build.log").read_text(errors="replace")
+    except OSError:
+        output = ""
+    shutil.rmtree(build_dir, ignore_errors=True)
+    return output
+
+
+def _compile_times(build_dir: Path) -> dict[str, list[float]]:
+    """{output file: [start, end] in seconds from the build's start}, from ninja's log."""
+    times = {}
+    with contextlib.suppress(OSError):
+        for row in (build_dir / ".ninja_log").read_text().splitlines():
+            fields = row.split("\t")
+            if not row.startswith("#") and len(fields) >= 4:
+                times[fields[3]] = [int(fields[0]) / 1000, int(fields[1]) / 1000]
+    return times
+
+
+_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:|undefined reference")
+_NINJA_ROW = re.compile(r"\[\d+/\d+\] |ninja: |FAILED: ")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def _describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, str]:
+    """(the source that failed, an excerpt: ninja's FAILED row and the compiler's first error
+    rows) from a build's output."""
+    rows = log.splitlines()
+    failed = next((i for i, row in enumerate(rows) if row.startswith("FAILED: ")), None)
+    if failed is None:  # no compiler failed: ninja itself, or loading the library
+        head, output = [], [row for row in rows if row.strip() and not _NINJA_ROW.match(row)]
+    else:  # ninja prints FAILED: <outputs>, the command, then the compiler's output
+        end = next((i for i in range(failed + 2, len(rows)) if _NINJA_ROW.match(rows[i])), len(rows))
+        head, output = [rows[failed]], rows[failed + 2 : end]
+    first = next((i for i, row in enumerate(output) if _ERROR_ROW.search(row)), None)
+    excerpt = "\n".join(head + (output[first : first + lines] if first is not None else output[-lines:]))
+    # The source named on the first error row; else the one whose object ninja reports as FAILED
+    # (cpp_extension names the objects <stem>.o, and <stem>.cuda.o for CUDA files).
+    for row in ([output[first]] if first is not None else []) + head:
+        for source in spec.sources():
+            obj = f"{source.stem}.cuda.o" if source.suffix == ".cu" else f"{source.stem}.o"
+            if re.search(rf"(^|[\s/])({re.escape(source.name)}|{re.escape(obj)})\b", row):
+                return str(source), excerpt
+    return "the extension", excerpt
+
+
+def _failure(spec: BuildSpec, cache: Cache, key: str, output: str) -> BuildError:
+    """The BuildError for a failed build: the failing source, an excerpt, the saved full log."""
+    output = _ANSI.sub("", output)
+    failed, excerpt = _describe_failure(output, spec)
+    try:
+        where = f"Full build log: {cache.save_log(key, output)}"
+    except CacheError as error:
+        where = f"The full build log could not be saved: {error}"
+    return BuildError(f"lltm_jit: building {failed} failed:\n{excerpt}\n{where}")
+
+
+def _build(spec: BuildSpec, cache: Cache, key: str) -> Build:
+    """Compile `spec` in a staging folder, then publish it as `key`'s build. The caller holds
+    `key`'s lock."""
+    env = check_tools(spec)
+    staging = cache.staging(key)
     what = "C++" + (f" and CUDA (sm {', '.join(spec.cuda_archs)})" if spec.cuda_archs else "")
     _status(f"compiling the {what} kernels for torch {torch.__version__}; this happens once "
-            f"per source change and torch version (cache: {root})")
+            f"per source change and torch version (cache: {cache.root})")
     start = time.perf_counter()
     try:
-        with _environment(env):
-            from torch.utils import cpp_extension  # slow to import; only a build needs it
-
-            if spec.cuda_archs:  # it reads CUDA_HOME once, when first imported
-                cpp_extension.CUDA_HOME = env["CUDA_HOME"]
-            cpp_extension.load(
-                name=name,
-                sources=[str(p) for p in spec.sources()],
-                extra_cflags=spec.cxx_flags(),
-                extra_cuda_cflags=spec.nvcc_flags(),
-                extra_ldflags=list(LD_FLAGS),
-                build_directory=str(tmp),
-                verbose=env_flag("LLTM_JIT_VERBOSE"),
-                with_cuda=bool(spec.cuda_archs),
-                is_python_module=False,
-            )
-    except (RuntimeError, OSError, ImportError) as error:
-        log_dir = root / "logs"
-        log_dir.mkdir(exist_ok=True)
-        log_path = log_dir / f"{key}-{time.strftime('%Y%m%d-%H%M%S')}.log"
-        log_path.write_text(str(error))
-        shutil.rmtree(tmp, ignore_errors=True)
-        failed, excerpt = _describe_failure(str(error), spec)
-        raise BuildError(
-            f"lltm_jit: building {failed} failed:\n{excerpt}\nFull build log: {log_path}"
-        ) from None
+        library = _compile(spec, key, staging, env)
+    except BaseException as error:
+        output = _stop(staging)
+        if not isinstance(error, (RuntimeError, OSError, ImportError)):
+            raise  # a KeyboardInterrupt above all: the build is stopped and its folder gone
+        if not isinstance(error.__cause__, subprocess.CalledProcessError):  # else it repeats the output
+            output += "".join(f"\n{e}" for e in (error, error.__cause__) if e is not None)
+        raise _failure(spec, cache, key, output) from None
     seconds = time.perf_counter() - start
-    library = tmp / f"{name}.so"
-    for obj in tmp.glob("*.o"):
-        obj.unlink()
     manifest = {
         "key": key,
         "library": library.name,
         "size": library.stat().st_size,
         "sha256": _sha256(library),
         "build_seconds": round(seconds, 2),
+        "compile_seconds": _compile_times(staging),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "sources": [p.name for p in spec.sources()],
         **spec.environment(),
     }
+    for scratch in [*staging.glob("*.o"), staging / "build.log", staging / ".running"]:
+        scratch.unlink(missing_ok=True)
+    shutil.rmtree(staging / ".guard")
     if spec.key() != key:  # src/ was edited while it compiled: the binary matches neither key
         warnings.warn("lltm_jit: the sources changed during the build; it is loaded but not cached",
                       RuntimeWarning, stacklevel=4)
         return Build(key, spec.namespace, spec.cuda_archs, library, built_now=True)
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    os.rename(tmp, entry)
+    entry = cache.publish(staging, key, manifest)
     _status(f"built in {seconds:.1f} s")
     return Build(key, spec.namespace, spec.cuda_archs, entry / library.name, built_now=True)
-
-
-def cached_builds() -> list[dict]:
-    """Manifests of the valid builds in the cache (for `python -m lltm_jit info`)."""
-    builds = []
-    for manifest in sorted(cache_root().glob("*/manifest.json")):
-        with contextlib.suppress(OSError, ValueError):
-            builds.append({"directory": str(manifest.parent), **json.loads(manifest.read_text())})
-    return builds
