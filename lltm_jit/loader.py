@@ -39,7 +39,12 @@ CACHE_FORMAT = 1
 # (nothing here enables floating-point traps; NaN and inf behave as before). -fopenmp: without it
 # at::parallel_for, inlined from ATen's headers, runs serially.
 CXX_FLAGS = ("-O3", "-fno-trapping-math", "-fopenmp")
-LD_FLAGS = ("-fopenmp",)
+# -l:libstdc++.so.6, ahead of the torch libraries cpp_extension appends: torch wheels built with
+# gcc-toolset carry and export pieces of libstdc++ (its static libstdc++_nonshared.a), and with
+# them first on the link line (and --as-needed, Ubuntu's default) the library binds its std::
+# references to those copies and records no libstdc++.so.6 at all. A std::ostringstream then
+# mixes two copies' locale facet ids and crashes formatting a number (TORCH_CHECK(c, "got ", n)).
+LD_FLAGS = ("-fopenmp", "-l:libstdc++.so.6")
 NVCC_FLAGS = ("-O3",)
 
 
