@@ -118,8 +118,9 @@ def reload() -> loader.Build:
     """Rebuild from the sources as they are now and make `lltm` and `LLTM` use that build.
 
     For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``.
-    A changed build gets its own operator namespace ``lltm_jit_<key>`` (torch cannot redefine
-    ``torch.ops.lltm_jit.*``, which keeps naming the build loaded at import).
+    A changed build gets its own operator namespace ``lltm_jit_<id>``, ``<id>`` the first 12 hex
+    digits of the sources' key under ``lltm_jit`` (torch cannot redefine ``torch.ops.lltm_jit.*``,
+    which keeps naming the build loaded at import).
     """
     global _fallback_reason
     spec = loader.BuildSpec.current(NAMESPACE)
