@@ -453,7 +453,11 @@ def load(spec: BuildSpec) -> Build:
                 cache.discard(key)
             if library is None:
                 return _build(spec, cache, key)
-    torch.ops.load_library(str(library))
+    try:
+        torch.ops.load_library(str(library))
+    except OSError as error:  # built elsewhere, say, for a newer libstdc++: not loadable here
+        raise BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
+                         "remove it with `python -m lltm_jit clean`") from None
     return Build(key, spec.namespace, spec.cuda_archs, library, built_now=False)
 
 

@@ -1,8 +1,9 @@
 """The LLTM operators: loading the compiled library, their fake kernels, and the
-functional entry point `lltm`.
+functional entry points `lltm` and `lltm_sequence`.
 
-The C++ library defines ``<namespace>::forward`` and ``<namespace>::backward``, their CPU and CUDA
-kernels and the autograd of ``forward``; their fake kernels are registered here. The build loaded at
+The C++ library defines ``<namespace>::forward`` and ``backward`` (one step) and
+``sequence_forward`` and ``sequence_backward`` (a whole sequence), their CPU and CUDA kernels and
+the autograd of the forwards; their fake kernels are registered here. The build loaded at
 import uses the namespace ``lltm_jit`` (``torch.ops.lltm_jit.*``). Torch can neither unload a
 library nor redefine an operator, so `reload` gives each rebuilt library a namespace of its own
 and points `lltm` at it.
@@ -180,5 +181,7 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     if state is None:
         zeros = input.new_zeros(input.shape[1] if input.dim() == 3 else 0, weights.shape[0] // 3)
         state = (zeros, zeros)
-    output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths)
+    # Inference mode skips the autograd kernel, which otherwise tells the op whether a backward follows.
+    for_backward = False if not torch.compiler.is_compiling() and torch.is_inference_mode_enabled() else None
+    output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward)
     return (output.transpose(0, 1) if batch_first else output), (h_n, c_n)

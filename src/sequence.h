@@ -159,6 +159,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
   r.output = output;
   r.cells = cells;
   if (grad_output.has_value() && grad_output->defined()) {
+    check_same_kind(op, {{"input", &input}, {"grad_output", &*grad_output}});
     check_shape(op, *grad_output, "grad_output", "(time, batch, state_size)", {s.time, s.batch, s.state});
     r.grad_output = *grad_output;
   }

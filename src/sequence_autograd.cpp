@@ -102,7 +102,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor
     // The caller gets an alias, a tensor of its own, so that the backward can tell whether anything
     // outside the node still sees the pre-activations (most callers drop them).
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    gates = gates.alias();
+    Tensor alias = gates.alias();
+    // One version counter, so that changing the alias in place before the backward raises
+    // autograd's error, as for any saved tensor.
+    torch::autograd::impl::set_version_counter(alias, torch::autograd::impl::version_counter(gates));
+    gates = alias;
   }
   node->cells = SavedVariable(cells, false);
   node->bias_sizes = bias.sizes().vec();

@@ -401,3 +401,21 @@ def test_peak_memory_at_most_the_step_loops(kernel, monkeypatch):
     ours = peak(lambda: lltm_sequence(x, cell.weights, cell.bias))
     loop = peak(lambda: reference_lltm_sequence(x, cell.weights, cell.bias, step=lltm_jit.lltm))
     assert ours <= loop
+
+
+def test_backward_operator_checks_grad_output():
+    args = [a.detach() for a in make_sequence(4, 3, 5, 6)]
+    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*args, None, True)
+    with pytest.raises(RuntimeError, match="all tensors must have one dtype: input is Double but grad_output is Float"):
+        torch.ops.lltm_jit.sequence_backward(output.float(), None, None, args[0], args[1], args[3], args[4], None,
+                                             output, gates, cells, [True, True, True])
+
+
+def test_in_place_change_of_the_returned_pre_activations_is_refused():
+    """The raw op's caller gets an alias of the saved pre-activations: changing it before the
+    backward raises autograd's error instead of giving wrong gradients."""
+    args = make_sequence(4, 3, 5, 6)
+    output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(*args, None)
+    gates.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        output.sum().backward()
