@@ -71,6 +71,7 @@ struct Recurrence {
   SequenceSizes sizes;
   Tensor weights, h0, c0;
   Tensor lengths;  // on the CPU, checked; undefined: every sequence runs `time` steps
+  Tensor input, bias;  // the forward's, bias as (3 * state,)
   Tensor gates, output, cells, h_n, c_n;
   Tensor grad_output;  // may be undefined (zero) and of any strides
   Tensor d_h, d_c;
@@ -92,6 +93,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   const SequenceSizes s = check_sequence(op, input, weights, &bias, h0, c0, given_lengths);
   const auto opts = input.options();
   Recurrence r{s, weights, h0.contiguous(), c0.contiguous(), checked_lengths(op, given_lengths, s.time)};
+  r.input = input;
+  r.bias = bias.reshape({3 * s.state});
   r.gates = at::empty({s.time, s.batch, 3 * s.state}, opts);
   r.output = at::empty({s.time, s.batch, s.state}, opts);
   const bool keep = for_backward.value_or(true);

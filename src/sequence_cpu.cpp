@@ -3,6 +3,8 @@
 #include "cell_cpu.h"
 #include "sequence.h"
 
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/where.h>
@@ -19,6 +21,12 @@ Tensor running(const Recurrence& r, int64_t t) {
 void cpu_forward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
+  // In half types each pre-activation is rounded once, as in the step op's (and eager's) one
+  // product over [h, input]: the step's whole product is summed in float. The input projection
+  // made before the loop, rounded on its own, would round the sum twice.
+  const bool reduced = at::isReducedFloatingType(r.gates.scalar_type());
+  const Tensor weights = reduced ? r.weights.to(at::kFloat) : Tensor();
+  const Tensor bias = reduced ? r.bias.to(at::kFloat) : Tensor();
   // The state before the step; without cells (no backward follows), the new cell state goes to
   // two buffers in turn (the fused pass may not write over the state it reads).
   Tensor h = r.h0, c = r.c0;
@@ -27,7 +35,11 @@ void cpu_forward(Recurrence& r) {
   for (int64_t t = 0; t < s.time; ++t) {
     Tensor gates = r.gates.select(0, t), output = r.output.select(0, t);
     Tensor new_c = keep ? r.cells.select(0, t) : buffers[t % 2];
-    gates.addmm_(h, w_h.t());
+    if (reduced) {
+      gates.copy_(at::addmm(bias, at::cat({h, r.input.select(0, t)}, 1).to(at::kFloat), weights.t()));
+    } else {
+      gates.addmm_(h, w_h.t());
+    }
     cpu::forward(gates, c, output, new_c);
     if (r.lengths.defined()) {
       const Tensor run = running(r, t);
