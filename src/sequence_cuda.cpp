@@ -17,7 +17,10 @@
 namespace lltm {
 namespace {
 
-cuda::SequenceParams sequence_params(const Recurrence& r) {
+// What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
+// column stride; `lengths` is the device copy (device_lengths), which the caller keeps alive.
+cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
+  r.weights = r.weights.contiguous();
   cuda::SequenceParams p{};
   p.time = r.sizes.time;
   p.batch = r.sizes.batch;
@@ -31,6 +34,7 @@ cuda::SequenceParams sequence_params(const Recurrence& r) {
   p.gates = r.gates.data_ptr();
   p.cells = r.cells.defined() ? r.cells.data_ptr() : nullptr;
   p.output = r.output.data_ptr();
+  p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
   return p;
 }
 
@@ -47,13 +51,10 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
   return r.lengths.defined() ? r.lengths.pin_memory().to(like.device(), /*non_blocking=*/true) : Tensor();
 }
 
-// The kernels read W_h through a row stride, with unit column stride.
 void cuda_forward(Recurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
-  r.weights = r.weights.contiguous();
   const Tensor lengths = device_lengths(r, r.gates);
-  cuda::SequenceParams p = sequence_params(r);
-  p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
+  cuda::SequenceParams p = sequence_params(r, lengths);
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
@@ -91,10 +92,8 @@ void cuda_forward(Recurrence& r) {
 
 void cuda_backward(Recurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
-  r.weights = r.weights.contiguous();
   const Tensor lengths = device_lengths(r, r.gates);
-  cuda::SequenceParams p = sequence_params(r);
-  p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
+  cuda::SequenceParams p = sequence_params(r, lengths);
   if (r.grad_output.defined()) {
     p.grad_output = r.grad_output.const_data_ptr();
     for (int d = 0; d < 3; ++d) p.grad_output_strides[d] = r.grad_output.stride(d);
