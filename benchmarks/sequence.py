@@ -48,7 +48,7 @@ class Case:
 
     size: SequenceSize
     dtype: torch.dtype
-    module: nn.Module  # an lltm_jit.LLTMSequence; its parameters serve every LLTM backend
+    module: nn.Module  # a one-layer lltm_jit.LLTMSequence; its parameters serve every LLTM backend
     input: torch.Tensor  # (steps, batch, input_features), requiring grad
 
     @classmethod
@@ -69,7 +69,7 @@ def check(sequence: Callable, case: Case) -> dict[str, float]:
     m = case.module
     x = torch.randn_like(case.input).requires_grad_()
     h0, c0 = (x.new_empty(case.size.batch, case.size.state_size).normal_().requires_grad_() for _ in range(2))
-    leaves = (x, m.weights, m.bias, h0, c0)
+    leaves = (x, m.weights_l0, m.bias_l0, h0, c0)
     output, (h_n, c_n) = sequence(x, (h0, c0))
     outputs = (output, h_n, c_n)
     grads = tuple(torch.randn_like(t) for t in outputs)
@@ -132,7 +132,7 @@ def train_step(forward: Callable[[], tuple], leaves: tuple) -> Callable[[], obje
 def lltm_runner(case: Case, sequence: Callable) -> Runner:
     """A backend computing the LLTM sequence: sequence(input, state) -> (output, (h_n, c_n)) with
     the case's module parameters; timed from a zero state, checked against the reference."""
-    leaves = (case.input, case.module.weights, case.module.bias)
+    leaves = (case.input, case.module.weights_l0, case.module.bias_l0)
 
     def forward():
         return sequence(case.input, None)
@@ -142,7 +142,12 @@ def lltm_runner(case: Case, sequence: Callable) -> Runner:
 
 def lltm_jit_runner(case: Case) -> Runner:
     """lltm_jit.LLTMSequence: the sequence op"""
-    return lltm_runner(case, lambda x, state: case.module(x, state))
+
+    def sequence(x, state):  # the module's state has a leading (layers * directions) dimension
+        output, (h_n, c_n) = case.module(x, None if state is None else (state[0][None], state[1][None]))
+        return output, (h_n[0], c_n[0])
+
+    return lltm_runner(case, sequence)
 
 
 @contextlib.contextmanager
@@ -182,7 +187,7 @@ def loop_runner(case: Case) -> Runner:
 
     m = case.module
     return lltm_runner(case, lambda x, state: lltm_jit.reference_lltm_sequence(
-        x, m.weights, m.bias, state, step=lltm_jit.lltm))
+        x, m.weights_l0, m.bias_l0, state, step=lltm_jit.lltm))
 
 
 def eager_runner(case: Case) -> Runner:
@@ -190,7 +195,7 @@ def eager_runner(case: Case) -> Runner:
     from lltm_jit import reference_lltm_sequence
 
     m = case.module
-    return lltm_runner(case, lambda x, state: reference_lltm_sequence(x, m.weights, m.bias, state))
+    return lltm_runner(case, lambda x, state: reference_lltm_sequence(x, m.weights_l0, m.bias_l0, state))
 
 
 def lstm_runner(case: Case) -> Runner:

@@ -1,11 +1,61 @@
-"""`LLTM`, the cell, and `LLTMSequence`, the cell over whole sequences, as nn.Modules."""
+"""`LLTM`, the cell, and `LLTMSequence`, layers of the cell over whole sequences in nn.LSTM's
+manner, as nn.Modules."""
 
+import functools
 import math
+import warnings
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from .ops import lltm, lltm_sequence
+
+# The cell's parameter names and a one-layer, one-direction LLTMSequence's: each module renames the
+# other's on load, so that a state_dict moves between the two.
+_CELL_TO_SEQUENCE = {"weights": "weights_l0", "bias": "bias_l0"}
+_SEQUENCE_TO_CELL = {new: old for old, new in _CELL_TO_SEQUENCE.items()}
+
+
+def _rename_keys(names, module, state_dict, prefix, *args) -> None:
+    """A load_state_dict pre-hook (through functools.partial, which pickles with the module):
+    renames ``prefix + old`` to ``prefix + new`` for each old -> new in `names`."""
+    for old, new in names.items():
+        if prefix + old in state_dict and prefix + new not in state_dict:
+            state_dict[prefix + new] = state_dict.pop(prefix + old)
+
+
+def _check_sizes(module, input_features, state_size) -> None:
+    if input_features <= 0 or state_size <= 0:
+        raise ValueError(f"{type(module).__name__}: input_features and state_size must be positive, "
+                         f"got {input_features} and {state_size}")
+
+
+def _check_features(module, shape) -> None:
+    if shape[-1] != module.input_features:
+        raise RuntimeError(f"{module!r}: input must have {module.input_features} features (input_features), "
+                           f"got {shape[-1]} (shape {tuple(shape)})")
+
+
+def _state_pair(module, state, shape, layout):
+    """state as (h, cell) when it is a pair of tensors of `shape` each; else the error saying
+    what is wrong, in the module's terms (`layout` names shape's dimensions)."""
+    if isinstance(state, (tuple, list)) and len(state) == 2 and state[0].shape == state[1].shape == shape:
+        return state
+    if not isinstance(state, (tuple, list)):
+        raise TypeError(f"{module!r}: state must be a tuple (h, cell), got a {type(state).__name__}")
+    if len(state) != 2:
+        raise ValueError(f"{module!r}: state must be a tuple (h, cell), got a {type(state).__name__} of {len(state)}")
+    name, t = ("h", state[0]) if state[0].shape != shape else ("cell", state[1])
+    raise RuntimeError(f"{module!r}: state's {name} must have shape {layout} = {tuple(shape)}, got {tuple(t.shape)}")
+
+
+def _init_uniform(module) -> None:
+    """nn.LSTMCell's and nn.LSTM's initialisation: every parameter uniform in ±1/sqrt(state_size)."""
+    bound = 1.0 / math.sqrt(module.state_size)
+    for parameter in module.parameters():
+        nn.init.uniform_(parameter, -bound, bound)
 
 
 class LLTM(nn.Module):
@@ -14,25 +64,22 @@ class LLTM(nn.Module):
     forward(input (batch, input_features), state=None or (h, cell) each (batch, state_size))
     returns (new_h, new_cell). ``state=None`` means zeros, as in nn.LSTMCell. Unbatched, as in
     nn.LSTMCell: input (input_features,), h and cell (state_size,) each, returns 1-D h and cell.
+    Its ``state_dict`` loads into a one-layer, one-direction `LLTMSequence` and back.
     """
 
     def __init__(self, input_features: int, state_size: int, device=None, dtype=None):
         super().__init__()
-        if input_features <= 0 or state_size <= 0:
-            raise ValueError(
-                f"LLTM: input_features and state_size must be positive, got {input_features} and {state_size}"
-            )
+        _check_sizes(self, input_features, state_size)
         self.input_features = input_features
         self.state_size = state_size
         factory = {"device": device, "dtype": dtype}
         self.weights = nn.Parameter(torch.empty(3 * state_size, state_size + input_features, **factory))
         self.bias = nn.Parameter(torch.empty(3 * state_size, **factory))
+        self.register_load_state_dict_pre_hook(functools.partial(_rename_keys, _SEQUENCE_TO_CELL))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        bound = 1.0 / math.sqrt(self.state_size)
-        for parameter in self.parameters():
-            nn.init.uniform_(parameter, -bound, bound)
+        _init_uniform(self)
 
     def extra_repr(self) -> str:
         return f"{self.input_features}, {self.state_size}"
@@ -45,50 +92,177 @@ class LLTM(nn.Module):
         if not batched and len(shape) != 1:
             raise ValueError(f"{self!r}: input must have shape (batch, input_features) or (input_features,), "
                              f"got {tuple(shape)}")
-        if shape[-1] != self.input_features:
-            raise RuntimeError(f"{self!r}: input must have {self.input_features} features (input_features), "
-                               f"got {shape[-1]} (shape {tuple(shape)})")
-        state_shape = (shape[0], self.state_size) if batched else (self.state_size,)
+        _check_features(self, shape)
+        if batched:
+            state_shape, layout = (shape[0], self.state_size), "(batch, state_size)"
+        else:
+            state_shape, layout = (self.state_size,), "(state_size,)"
         if state is None:
             old_h = old_cell = input.new_zeros(state_shape)
-        elif (isinstance(state, (tuple, list)) and len(state) == 2
-              and state[0].shape == state_shape and state[1].shape == state_shape):
-            old_h, old_cell = state
         else:
-            raise self._state_error(state, state_shape)
+            old_h, old_cell = _state_pair(self, state, state_shape, layout)
         if batched:
             return lltm(input, self.weights, self.bias, old_h, old_cell)
         new_h, new_cell = lltm(input[None], self.weights, self.bias, old_h[None], old_cell[None])
         return new_h[0], new_cell[0]
 
-    def _state_error(self, state, shape) -> Exception:
-        """The error for a state that is not a pair (h, cell) of the given shape each."""
-        if not isinstance(state, (tuple, list)):
-            return TypeError(f"{self!r}: state must be a tuple (h, cell), got a {type(state).__name__}")
-        if len(state) != 2:
-            kind = type(state).__name__
-            return ValueError(f"{self!r}: state must be a tuple (h, cell), got a {kind} of {len(state)}")
-        name, t = ("h", state[0]) if state[0].shape != shape else ("cell", state[1])
-        layout = "(batch, state_size)" if len(shape) == 2 else "(state_size,)"
-        return RuntimeError(f"{self!r}: state's {name} must have shape {layout} = {shape}, got {tuple(t.shape)}")
 
+class LLTMSequence(nn.Module):
+    """Layers of LLTM cells over whole sequences, in nn.LSTM's manner: one operator call per
+    layer and direction, with no Python loop over time.
 
-class LLTMSequence(LLTM):
-    """The LLTM cell over whole sequences, in nn.LSTM's manner, one operator call per sequence.
+    forward(input, state=None, lengths=None) returns (output, (h_n, c_n)):
 
-    forward(input (time, batch, input_features), or (batch, time, input_features) with
-    ``batch_first``; state None (zeros) or (h0, c0), each (batch, state_size); lengths None or
-    (batch,) int64) returns output (time, batch, state_size) (batch first with ``batch_first``)
-    and (h_n, c_n). Its parameters are the cell's, with the cell's names and shapes: a
-    `state_dict` moves between `LLTM` and `LLTMSequence`.
+    - input (time, batch, input_features), (batch, time, input_features) with ``batch_first``,
+      (time, input_features) unbatched, or a ``PackedSequence`` (then output is one too, with the
+      input's batch sizes and sorted and unsorted indices);
+    - state None (zeros) or (h0, c0), each (num_layers * num_directions, batch, state_size), or
+      (num_layers * num_directions, state_size) unbatched; h_n and c_n likewise, in the input's
+      batch order;
+    - lengths None or (batch,) int64, best on the CPU: past its length a sequence's state stays
+      and its output is zero, as for a PackedSequence (which carries its own lengths);
+    - output (time, batch, num_directions * state_size), batch first with ``batch_first``; the
+      reverse direction's features follow the forward's.
+
+    Layer l > 0 takes the previous layer's output, num_directions * state_size features, with
+    ``dropout`` applied to it in training. Parameters, in nn.LSTM's pattern: ``weights_l{l}``
+    (3 * state_size, state_size + layer input features) and ``bias_l{l}`` (3 * state_size,) in
+    the cell's layout, and ``weights_l{l}_reverse``, ``bias_l{l}_reverse`` for the reverse
+    direction. A one-layer, one-direction module loads an `LLTM` cell's ``state_dict`` (its
+    ``weights`` and ``bias`` are ``weights_l0`` and ``bias_l0``), and the cell loads its.
     """
 
-    def __init__(self, input_features: int, state_size: int, batch_first: bool = False, device=None, dtype=None):
-        super().__init__(input_features, state_size, device=device, dtype=dtype)
+    def __init__(self, input_features: int, state_size: int, num_layers: int = 1, *, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+        super().__init__()
+        _check_sizes(self, input_features, state_size)
+        if num_layers <= 0:
+            raise ValueError(f"LLTMSequence: num_layers must be positive, got {num_layers}")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
+            raise ValueError(f"LLTMSequence: dropout must be a number in [0, 1], the probability of an element "
+                             f"being zeroed, got {dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"LLTMSequence: dropout applies to the output of every layer but the last, so a non-zero "
+                          f"dropout expects num_layers greater than 1, got dropout={dropout} and num_layers=1",
+                          stacklevel=2)
+        self.input_features = input_features
+        self.state_size = state_size
+        self.num_layers = num_layers
         self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        factory = {"device": device, "dtype": dtype}
+        for layer in range(num_layers):
+            features = input_features if layer == 0 else self.num_directions * state_size
+            for suffix in self._suffixes():
+                weights = torch.empty(3 * state_size, state_size + features, **factory)
+                self.register_parameter(f"weights_l{layer}{suffix}", nn.Parameter(weights))
+                self.register_parameter(f"bias_l{layer}{suffix}", nn.Parameter(torch.empty(3 * state_size, **factory)))
+        self.register_load_state_dict_pre_hook(functools.partial(_rename_keys, _CELL_TO_SEQUENCE))
+        self.reset_parameters()
+
+    @property
+    def num_directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def _suffixes(self):
+        return ("", "_reverse")[:self.num_directions]
+
+    def reset_parameters(self) -> None:
+        _init_uniform(self)
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + (", batch_first=True" if self.batch_first else "")
+        text = f"{self.input_features}, {self.state_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
 
     def forward(self, input, state=None, lengths=None):
-        return lltm_sequence(input, self.weights, self.bias, state, lengths=lengths, batch_first=self.batch_first)
+        packed = input if isinstance(input, PackedSequence) else None
+        if packed is not None:
+            if lengths is not None:
+                raise ValueError(f"{self!r}: lengths must be None for a PackedSequence, which carries its own")
+            input, lengths = pad_packed_sequence(packed)  # in the caller's batch order
+        shape = input.shape
+        batched = len(shape) == 3
+        if not batched and len(shape) != 2:
+            layout = "(batch, time, input_features)" if self.batch_first else "(time, batch, input_features)"
+            raise ValueError(f"{self!r}: input must have shape {layout} or (time, input_features), "
+                             f"got {tuple(shape)}")
+        _check_features(self, shape)
+        if not batched:
+            if lengths is not None:
+                raise ValueError(f"{self!r}: lengths needs a batched input, got input of shape {tuple(shape)}")
+            input = input[:, None]
+        elif self.batch_first and packed is None:
+            input = input.transpose(0, 1)
+        layers = self.num_layers * self.num_directions
+        if state is not None:
+            if batched:
+                state_shape = (layers, input.shape[1], self.state_size)
+                layout = "(num_layers * num_directions, batch, state_size)"
+            else:
+                state_shape, layout = (layers, self.state_size), "(num_layers * num_directions, state_size)"
+            state = _state_pair(self, state, state_shape, layout)
+            if not batched:
+                state = (state[0][:, None], state[1][:, None])
+
+        output, h_n, c_n = self._layers(input, state, lengths)
+
+        if packed is not None:
+            order = packed.sorted_indices
+            if order is not None:  # pack_padded_sequence wants the batch sorted by decreasing length
+                output, lengths = output.index_select(1, order), lengths[order.cpu()]
+            data = pack_padded_sequence(output, lengths).data
+            output = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        elif not batched:
+            output, h_n, c_n = output[:, 0], h_n[:, 0], c_n[:, 0]
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, (h_n, c_n)
+
+    def _layers(self, input, state, lengths):
+        """The layers over input (time, batch, input_features), from state None or (h0, c0) each
+        (layers * directions, batch, state_size): output, h_n, c_n."""
+        reverse = None  # built after the first op call, which checks lengths
+        finals = []  # (h, c) of each layer and direction, in state's order
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction, suffix in enumerate(self._suffixes()):
+                weights, bias = getattr(self, f"weights_l{layer}{suffix}"), getattr(self, f"bias_l{layer}{suffix}")
+                initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
+                if direction and layer == 0:
+                    reverse = _reversal_index(input.shape[0], lengths, input.device)
+                x = _gather_time(input, reverse) if direction else input
+                output, final = lltm_sequence(x, weights, bias, initial, lengths=lengths)
+                outputs.append(_gather_time(output, reverse) if direction else output)
+                finals.append(final)
+            input = torch.cat(outputs, dim=2) if self.bidirectional else outputs[0]
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, training=True)
+        h_n = torch.stack([h for h, _ in finals])
+        c_n = torch.stack([c for _, c in finals])
+        return input, h_n, c_n
+
+
+def _reversal_index(time, lengths, device):
+    """(time, batch) index, or None for all of time: each sequence's first lengths[b] steps in
+    reverse order, the steps past its length in place. Gathering with it is its own inverse."""
+    if lengths is None:
+        return None
+    t = torch.arange(time, device=device)[:, None]
+    lengths = lengths.to(device)
+    return torch.where(t < lengths, lengths - 1 - t, t)
+
+
+def _gather_time(x, index):
+    """x (time, batch, features) with each sequence's steps in the order `index` gives."""
+    if index is None:
+        return x.flip(0)
+    return x.gather(0, index[:, :, None].expand(x.shape))

@@ -255,7 +255,7 @@ def test_torch_compile_fullgraph(device):
     module = lltm_jit.LLTMSequence(5, 7, device=device, dtype=torch.float64)
     compiled = torch.compile(module, fullgraph=True)
     x = torch.randn(6, 3, 5, device=device, dtype=torch.float64)
-    state = tuple(torch.randn(3, 7, device=device, dtype=torch.float64) for _ in range(2))
+    state = tuple(torch.randn(1, 3, 7, device=device, dtype=torch.float64) for _ in range(2))
     lengths = torch.tensor([6, 2, 4])
     out, (h_n, c_n) = compiled(x, state, lengths)
     ref, (ref_h, ref_c) = module(x, state, lengths)
@@ -298,7 +298,8 @@ def test_module_matches_the_cell_and_shares_its_state_dict(device):
     for t in range(5):
         state = cell(x[:, t], state)
         assert rel_err(output[:, t], state[0]) < 1e-12
-    assert rel_err(h_n, state[0]) < 1e-12 and rel_err(c_n, state[1]) < 1e-12
+    assert h_n.shape == c_n.shape == (1, 3, 6)  # (num_layers * num_directions, batch, state_size)
+    assert rel_err(h_n[0], state[0]) < 1e-12 and rel_err(c_n[0], state[1]) < 1e-12
     cell.load_state_dict(layer.state_dict())
 
 

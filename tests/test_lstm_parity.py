@@ -1,0 +1,361 @@
+"""lltm_jit.LLTMSequence in nn.LSTM's manner: layers, directions, dropout between layers,
+batch_first, unbatched and packed input, and the state layout (layers * directions, batch, state)."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers import rel_err
+from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+
+import lltm_jit
+from lltm_jit import reference_lltm_sequence
+
+FEATURES, STATE = 3, 5
+TIME, BATCH = 6, 5
+LENGTHS = [6, 0, 2, 5, 1]  # mixed, with 0 and TIME
+
+
+def make_module(num_layers=1, device="cpu", seed=0, **options):
+    torch.manual_seed(seed)
+    return lltm_jit.LLTMSequence(FEATURES, STATE, num_layers, device=device, dtype=torch.float64, **options)
+
+
+def randn(*shape, device="cpu", seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=gen, dtype=torch.float64).to(device)
+
+
+def random_state(module, batch, device="cpu", seed=2):
+    layers = module.num_layers * module.num_directions
+    return randn(layers, batch, STATE, device=device, seed=seed), randn(layers, batch, STATE, device=device,
+                                                                        seed=seed + 1)
+
+
+def outputs_and_gradients(fn, leaves, seed=3):
+    """fn() -> (output, (h_n, c_n)), and the gradients of `leaves` under random upstream gradients."""
+    output, (h_n, c_n) = fn()
+    outs = (output, h_n, c_n)
+    gen = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t) for t in outs]
+    return [*outs, *torch.autograd.grad(outs, leaves, grads)]
+
+
+def split_layers(module):
+    """One-layer modules with the same directions, each holding one layer of `module`'s parameters."""
+    layers = []
+    for layer in range(module.num_layers):
+        features = module.input_features if layer == 0 else module.num_directions * module.state_size
+        one = lltm_jit.LLTMSequence(features, module.state_size, bidirectional=module.bidirectional,
+                                    device=module.weights_l0.device, dtype=torch.float64)
+        own = rf"_l{layer}(?=_|$)"
+        one.load_state_dict({re.sub(own, "_l0", name): p for name, p in module.named_parameters()
+                             if re.search(own, name)})
+        layers.append(one)
+    return layers
+
+
+def reverse_within_lengths(x, lengths):
+    """x (time, batch, ...) with each sequence's first lengths[b] steps reversed, one by one."""
+    out = x.clone()
+    for b, n in enumerate(lengths):
+        out[:n, b] = x[:n, b].flip(0)
+    return out
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+@pytest.mark.parametrize("batch_first", [False, True], ids=["time_first", "batch_first"])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["one_way", "bidirectional"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_shapes_and_parameters_as_nn_lstm(num_layers, bidirectional, batch_first, batched):
+    options = {"batch_first": batch_first, "bidirectional": bidirectional}
+    ours = make_module(num_layers, **options)
+    theirs = nn.LSTM(FEATURES, STATE, num_layers, dtype=torch.float64, **options)
+    shape = ((BATCH, TIME) if batch_first else (TIME, BATCH)) if batched else (TIME,)
+    x = randn(*shape, FEATURES)
+    layers = num_layers * ours.num_directions
+    state = tuple(randn(layers, *shape[1 if not batch_first else 0:][:1] if batched else (), STATE, seed=s)
+                  for s in (2, 3))
+    for given in (None, state):
+        output, (h_n, c_n) = ours(x, given)
+        want, (want_h, want_c) = theirs(x, given)
+        assert (output.shape, h_n.shape, c_n.shape) == (want.shape, want_h.shape, want_c.shape)
+    names = [f"{kind}_l{layer}{suffix}" for layer in range(num_layers) for suffix in ("", "_reverse")[:layers // num_layers]
+             for kind in ("weights", "bias")]
+    assert [name for name, _ in ours.named_parameters()] == names
+    for layer in range(num_layers):
+        for suffix in ("", "_reverse")[:ours.num_directions]:
+            layer_features = theirs.get_parameter(f"weight_ih_l{layer}{suffix}").shape[1]
+            assert ours.get_parameter(f"weights_l{layer}{suffix}").shape == (3 * STATE, STATE + layer_features)
+            assert ours.get_parameter(f"bias_l{layer}{suffix}").shape == (3 * STATE,)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["one_way", "bidirectional"])
+def test_packed_output_is_packed_as_nn_lstm_packs_it(bidirectional):
+    ours, theirs = make_module(2, bidirectional=bidirectional), nn.LSTM(FEATURES, STATE, 2, dtype=torch.float64,
+                                                                         bidirectional=bidirectional)
+    packed = pack_padded_sequence(randn(TIME, BATCH, FEATURES), torch.tensor([4, 6, 1, 6, 3]), enforce_sorted=False)
+    output, (h_n, _) = ours(packed)
+    want, (want_h, _) = theirs(packed)
+    assert isinstance(output, PackedSequence) and output.data.shape == want.data.shape
+    for name in ("batch_sizes", "sorted_indices", "unsorted_indices"):
+        assert torch.equal(getattr(output, name), getattr(want, name)), name
+    assert h_n.shape == want_h.shape
+
+
+@pytest.mark.parametrize("lengths", [None, LENGTHS], ids=["full", "lengths"])
+def test_bidirectional_is_two_one_way_passes(device, lengths):
+    """Forward: the reference loop on x; reverse: the reference loop on each sequence reversed
+    within its length, its output reversed back; past a sequence's length, zeros."""
+    module = make_module(bidirectional=True, device=device)
+    x = randn(TIME, BATCH, FEATURES, device=device).requires_grad_()
+    h0, c0 = (s.requires_grad_() for s in random_state(module, BATCH, device))
+    lengths_t = None if lengths is None else torch.tensor(lengths)
+    leaves = (x, h0, c0, *module.parameters())
+    ours = outputs_and_gradients(lambda: module(x, (h0, c0), lengths_t), leaves)
+
+    def two_passes():
+        m, full = module, [TIME] * BATCH if lengths is None else lengths
+        forward, (h_f, c_f) = reference_lltm_sequence(x, m.weights_l0, m.bias_l0, (h0[0], c0[0]), lengths=lengths_t)
+        backward, (h_b, c_b) = reference_lltm_sequence(reverse_within_lengths(x, full), m.weights_l0_reverse,
+                                                       m.bias_l0_reverse, (h0[1], c0[1]), lengths=lengths_t)
+        output = torch.cat([forward, reverse_within_lengths(backward, full)], dim=2)
+        return output, (torch.stack([h_f, h_b]), torch.stack([c_f, c_b]))
+
+    want = outputs_and_gradients(two_passes, leaves)
+    for i, (a, b) in enumerate(zip(ours, want, strict=True)):
+        assert a.shape == b.shape and rel_err(a, b) < 1e-12, i
+    if lengths is not None:
+        past = torch.arange(TIME)[:, None] >= torch.tensor(lengths)
+        assert (ours[0][past.to(device)] == 0).all() and (ours[0][~past.to(device)] != 0).all()
+
+
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["one_way", "bidirectional"])
+def test_layers_are_one_layer_modules_stacked(device, bidirectional):
+    """Three layers against three one-layer modules fed each other's outputs by hand, in eval
+    mode, where dropout does nothing."""
+    module = make_module(3, device=device, bidirectional=bidirectional, dropout=0.5).eval()
+    x = randn(BATCH, TIME, FEATURES, device=device)  # batch first: the one-layer modules too
+    module.batch_first = True
+    h0, c0 = random_state(module, BATCH, device)
+    lengths = torch.tensor(LENGTHS)
+    output, (h_n, c_n) = module(x, (h0, c0), lengths)
+    d = module.num_directions
+    hs, cs = [], []
+    for layer, one in enumerate(split_layers(module)):
+        one.batch_first = True
+        x, (h, c) = one(x, (h0[layer * d:(layer + 1) * d], c0[layer * d:(layer + 1) * d]), lengths)
+        hs.append(h)
+        cs.append(c)
+    assert output.shape == (BATCH, TIME, d * STATE)
+    for a, b in ((output, x), (h_n, torch.cat(hs)), (c_n, torch.cat(cs))):
+        assert a.shape == b.shape and rel_err(a, b) < 1e-12
+
+
+@pytest.mark.parametrize("batch_first", [False, True], ids=["time_first", "batch_first"])
+@pytest.mark.parametrize("enforce_sorted", [False, True], ids=["unsorted", "sorted"])
+def test_packed_sequence_is_padding_plus_lengths(device, enforce_sorted, batch_first):
+    """A PackedSequence in gives a PackedSequence out, with the input's batch sizes and indices,
+    and h_n, c_n in the caller's batch order: the padded input with lengths, outputs and
+    gradients alike. The padding is random, not zeros: the module must not read it."""
+    module = make_module(2, device=device, bidirectional=True, batch_first=batch_first)
+    lengths = torch.tensor([6, 6, 4, 3, 1] if enforce_sorted else [4, 6, 1, 6, 3])
+    x = randn(TIME, BATCH, FEATURES, device=device).requires_grad_()
+    state = tuple(s.requires_grad_() for s in random_state(module, BATCH, device))
+    leaves = (x, *state, *module.parameters())
+    packed = pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+    output, _ = module(packed, state)
+    assert isinstance(output, PackedSequence)
+    for name in ("batch_sizes", "sorted_indices", "unsorted_indices"):
+        a, b = getattr(output, name), getattr(packed, name)
+        assert (a is None and b is None) or torch.equal(a, b), name
+
+    def unpacked():
+        output, final = module(packed, state)
+        padded, out_lengths = pad_packed_sequence(output)
+        assert torch.equal(out_lengths, lengths)
+        return padded, final
+
+    def padded():
+        xs = x.transpose(0, 1) if batch_first else x
+        output, final = module(xs, state, lengths)
+        return (output.transpose(0, 1) if batch_first else output), final
+
+    for i, (a, b) in enumerate(zip(outputs_and_gradients(unpacked, leaves),
+                                   outputs_and_gradients(padded, leaves), strict=True)):
+        assert a.shape == b.shape and rel_err(a, b) < 1e-14, i
+
+
+def test_dropout_between_layers_in_training_only():
+    """Eval: no dropout, deterministic. Training: the same seed gives the same output, which is
+    the layers by hand with F.dropout on every layer's output but the last."""
+    module = make_module(3, dropout=0.5, bidirectional=True)
+    plain = make_module(3, bidirectional=True, seed=1)
+    plain.load_state_dict(module.state_dict())
+    x = randn(TIME, BATCH, FEATURES)
+    module.eval()
+    evaluated = module(x)[0]
+    assert torch.equal(evaluated, module(x)[0])
+    assert torch.equal(evaluated, plain(x)[0]) and torch.equal(evaluated, plain.train()(x)[0])
+    module.train()
+    torch.manual_seed(7)
+    trained, (h_n, _) = module(x)
+    torch.manual_seed(7)
+    assert torch.equal(trained, module(x)[0])
+    assert rel_err(trained, evaluated) > 1e-2
+    layers = split_layers(module)  # before seeding: making modules draws numbers
+    torch.manual_seed(7)
+    by_hand = x
+    for layer, one in enumerate(layers):
+        by_hand, (h, _) = one(by_hand)
+        if layer < 2:
+            by_hand = F.dropout(by_hand, 0.5, training=True)
+    assert rel_err(trained, by_hand) < 1e-12 and rel_err(h_n[4:], h) < 1e-12
+
+
+def test_dropout_arguments_as_nn_lstm():
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        lltm_jit.LLTMSequence(3, 5, dropout=0.2)
+    for bad in (-0.1, 1.5, True, "0.5"):
+        with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\]"):
+            lltm_jit.LLTMSequence(3, 5, 2, dropout=bad)
+    with pytest.raises(ValueError, match="num_layers must be positive, got 0"):
+        lltm_jit.LLTMSequence(3, 5, 0)
+
+
+def test_gradcheck_two_layers_bidirectional(device):
+    """float64 gradients w.r.t. input, h0, c0 and every parameter, with mixed lengths."""
+    torch.manual_seed(0)
+    module = lltm_jit.LLTMSequence(2, 3, 2, bidirectional=True, device=device, dtype=torch.float64)
+    x = randn(4, 3, 2, device=device).requires_grad_()
+    h0, c0 = (randn(4, 3, 3, device=device, seed=s).requires_grad_() for s in (2, 3))
+    names = [name for name, _ in module.named_parameters()]
+    parameters = [p.detach().requires_grad_() for p in module.parameters()]
+    lengths = torch.tensor([4, 0, 3])
+
+    def f(x, h0, c0, *parameters):
+        output, (h_n, c_n) = torch.func.functional_call(module, dict(zip(names, parameters)), (x, (h0, c0), lengths))
+        return output, h_n, c_n
+
+    assert torch.autograd.gradcheck(f, (x, h0, c0, *parameters))
+
+
+def test_unbatched_is_a_batch_of_one(device):
+    module = make_module(2, device=device, bidirectional=True)
+    x = randn(TIME, FEATURES, device=device)
+    h0, c0 = random_state(module, 1, device)
+    output, (h_n, c_n) = module(x, (h0[:, 0], c0[:, 0]))
+    want, (want_h, want_c) = module(x[:, None], (h0, c0))
+    for a, b in ((output, want[:, 0]), (h_n, want_h[:, 0]), (c_n, want_c[:, 0])):
+        assert a.shape == b.shape and torch.equal(a, b)
+
+
+def test_state_dict_moves_between_the_cell_and_one_layer():
+    """A cell's weights and bias are a one-layer, one-direction module's weights_l0 and bias_l0,
+    both ways, also inside a larger model; a module of more layers or directions does not load
+    into a cell, nor a cell into it."""
+    torch.manual_seed(0)
+    cell, layer = lltm_jit.LLTM(FEATURES, STATE), lltm_jit.LLTMSequence(FEATURES, STATE)
+    layer.load_state_dict(cell.state_dict())
+    assert torch.equal(layer.weights_l0, cell.weights) and torch.equal(layer.bias_l0, cell.bias)
+    layer.reset_parameters()
+    cell.load_state_dict(layer.state_dict())
+    assert torch.equal(layer.weights_l0, cell.weights) and torch.equal(layer.bias_l0, cell.bias)
+    outer_cell = nn.Sequential(nn.Linear(2, FEATURES), lltm_jit.LLTM(FEATURES, STATE))
+    outer_layer = nn.Sequential(nn.Linear(2, FEATURES), lltm_jit.LLTMSequence(FEATURES, STATE))
+    outer_layer.load_state_dict(outer_cell.state_dict())
+    assert torch.equal(outer_layer[1].weights_l0, outer_cell[1].weights)
+    with pytest.raises(RuntimeError, match=r"Unexpected key\(s\) in state_dict: \"weights_l1\""):
+        cell.load_state_dict(lltm_jit.LLTMSequence(FEATURES, STATE, 2).state_dict())
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\) in state_dict: \"weights_l0_reverse\""):
+        lltm_jit.LLTMSequence(FEATURES, STATE, bidirectional=True).load_state_dict(cell.state_dict())
+
+
+def test_initialisation_and_repr():
+    torch.manual_seed(0)
+    module = lltm_jit.LLTMSequence(10, 20, 2, bidirectional=True)
+    bound = 20 ** -0.5
+    for p in module.parameters():
+        assert p.abs().max() <= bound and p.std() > bound / 4  # uniform(-bound, bound), not zeros
+    before = module.weights_l1_reverse.detach().clone()
+    module.reset_parameters()
+    assert not torch.equal(before, module.weights_l1_reverse)
+    assert repr(module) == "LLTMSequence(10, 20, num_layers=2, bidirectional=True)"
+    assert repr(lltm_jit.LLTMSequence(10, 20)) == "LLTMSequence(10, 20)"
+    every = lltm_jit.LLTMSequence(10, 20, 3, batch_first=True, dropout=0.25, bidirectional=True)
+    assert repr(every) == "LLTMSequence(10, 20, num_layers=3, batch_first=True, dropout=0.25, bidirectional=True)"
+
+
+B = 4
+# (module options, input shape, state shapes or a state, lengths, the error, its message)
+MODULE_ERRORS = {
+    "input features": ({}, (TIME, B, 4), None, None, RuntimeError,
+                       "LLTMSequence(3, 5): input must have 3 features (input_features), got 4 (shape (6, 4, 4))"),
+    "input rank": ({}, (2, TIME, B, 3), None, None, ValueError,
+                   "LLTMSequence(3, 5): input must have shape (time, batch, input_features) or "
+                   "(time, input_features), got (2, 6, 4, 3)"),
+    "input rank, batch first": ({"batch_first": True}, (3,), None, None, ValueError,
+                                "LLTMSequence(3, 5, batch_first=True): input must have shape "
+                                "(batch, time, input_features) or (time, input_features), got (3,)"),
+    "the cell's state layout": ({}, (TIME, B, 3), ((B, 5), (B, 5)), None, RuntimeError,
+                                "LLTMSequence(3, 5): state's h must have shape "
+                                "(num_layers * num_directions, batch, state_size) = (1, 4, 5), got (4, 5)"),
+    "state of one direction": ({"num_layers": 2, "bidirectional": True}, (TIME, B, 3), ((2, B, 5), (4, B, 5)), None,
+                               RuntimeError, "LLTMSequence(3, 5, num_layers=2, bidirectional=True): state's h must "
+                               "have shape (num_layers * num_directions, batch, state_size) = (4, 4, 5), "
+                               "got (2, 4, 5)"),
+    "cell's batch": ({}, (TIME, B, 3), ((1, B, 5), (1, B + 1, 5)), None, RuntimeError,
+                     "LLTMSequence(3, 5): state's cell must have shape "
+                     "(num_layers * num_directions, batch, state_size) = (1, 4, 5), got (1, 5, 5)"),
+    "unbatched input, batched state": ({}, (TIME, 3), ((1, 1, 5), (1, 1, 5)), None, RuntimeError,
+                                       "LLTMSequence(3, 5): state's h must have shape "
+                                       "(num_layers * num_directions, state_size) = (1, 5), got (1, 1, 5)"),
+    "state a tensor": ({}, (TIME, B, 3), torch.zeros(1, B, 5), None, TypeError,
+                       "LLTMSequence(3, 5): state must be a tuple (h, cell), got a Tensor"),
+    "state a tuple of three": ({}, (TIME, B, 3), (torch.zeros(1, B, 5),) * 3, None, ValueError,
+                               "LLTMSequence(3, 5): state must be a tuple (h, cell), got a tuple of 3"),
+    "lengths unbatched": ({}, (TIME, 3), None, torch.tensor([2]), ValueError,
+                          "LLTMSequence(3, 5): lengths needs a batched input, got input of shape (6, 3)"),
+    # Bidirectional: the op checks lengths before the reverse direction gathers with them.
+    "lengths past time": ({"bidirectional": True}, (TIME, B, 3), None, torch.tensor([1, 7, 2, 3]), RuntimeError,
+                          "lltm_sequence: lengths must lie in [0, time] = [0, 6]"),
+    "lengths' shape": ({"bidirectional": True}, (TIME, B, 3), None, torch.tensor([[1, 2, 2, 3]]), RuntimeError,
+                       "lltm_sequence: lengths must have 1 dimensions (batch,), got 2"),
+}
+
+
+@pytest.mark.parametrize("case", MODULE_ERRORS, ids=list(MODULE_ERRORS))
+def test_errors_name_the_module_and_its_terms(case):
+    options, input_shape, state, lengths, error, message = MODULE_ERRORS[case]
+    module = lltm_jit.LLTMSequence(3, 5, dtype=torch.float64, **options)
+    if isinstance(state, tuple) and all(isinstance(s, tuple) for s in state):
+        state = tuple(torch.randn(shape, dtype=torch.float64) for shape in state)
+    with pytest.raises(error, match=re.escape(message)):
+        module(torch.randn(input_shape, dtype=torch.float64), state, lengths)
+
+
+def test_packed_input_carries_its_own_lengths():
+    module = lltm_jit.LLTMSequence(3, 5, dtype=torch.float64)
+    packed = pack_padded_sequence(torch.randn(TIME, 2, 3, dtype=torch.float64), torch.tensor([6, 2]))
+    with pytest.raises(ValueError, match=re.escape("LLTMSequence(3, 5): lengths must be None for a PackedSequence")):
+        module(packed, lengths=torch.tensor([6, 2]))
+
+
+def test_torch_compile_fullgraph_layers_directions_lengths():
+    """Two bidirectional layers with lengths and batch_first compile into one graph: outputs and
+    parameter gradients as eager; in training, dropout between the layers runs in the graph."""
+    torch._dynamo.reset()
+    module = make_module(2, bidirectional=True, batch_first=True, dropout=0.5).eval()
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")  # inductor's input, not its codegen
+    x = randn(BATCH, TIME, FEATURES)
+    state, lengths = random_state(module, BATCH), torch.tensor(LENGTHS)
+    parameters = list(module.parameters())
+    got = outputs_and_gradients(lambda: compiled(x, state, lengths), parameters)
+    want = outputs_and_gradients(lambda: module(x, state, lengths), parameters)
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert rel_err(a, b) < 1e-13, i
+    module.train()
+    trained = compiled(x, state, lengths)[0]
+    assert trained.shape == want[0].shape and rel_err(trained, want[0]) > 1e-2
