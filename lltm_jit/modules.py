@@ -246,9 +246,9 @@ class LLTMSequence(nn.Module):
             input = torch.cat(outputs, dim=2) if self.bidirectional else outputs[0]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 input = F.dropout(input, self.dropout, training=True)
-        h_n = torch.stack([h for h, _ in finals])
-        c_n = torch.stack([c for _, c in finals])
-        return input, h_n, c_n
+        if len(finals) == 1:  # a view, not stack's copy: one layer, one direction is the common case
+            return input, finals[0][0][None], finals[0][1][None]
+        return input, torch.stack([h for h, _ in finals]), torch.stack([c for _, c in finals])
 
 
 def _reversal_index(time, lengths, device):
