@@ -77,6 +77,16 @@ struct Recurrence {
   Tensor d_h, d_c;
 };
 using RecurrenceForward = void (*)(Recurrence& r);
+// The input projection of every step in one product, into `out` (time, batch, 3 * state): the
+// forward's gates, or a float copy of them in a backend that runs half types in float.
+inline void project_input(const Recurrence& r, const Tensor& out) {
+  const SequenceSizes& s = r.sizes;
+  Tensor projection = out.view({s.time * s.batch, 3 * s.state});
+  at::addmm_out(projection, r.bias.to(out.scalar_type()),
+                r.input.reshape({s.time * s.batch, s.features}).to(out.scalar_type()),
+                r.weights.narrow(1, s.state, s.features).to(out.scalar_type()).t());
+}
+
 using RecurrenceBackward = void (*)(Recurrence& r);
 
 // Returns output (time, batch, state), h_n, c_n (batch, state) and, for the backward, gates and
@@ -101,10 +111,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   if (keep) r.cells = at::empty({s.time, s.batch, s.state}, opts);
   r.h_n = at::empty({s.batch, s.state}, opts);
   r.c_n = at::empty({s.batch, s.state}, opts);
-  // The input projection of every step in one product.
-  Tensor projection = r.gates.view({s.time * s.batch, 3 * s.state});
-  at::addmm_out(projection, bias.reshape({3 * s.state}), input.reshape({s.time * s.batch, s.features}),
-                weights.narrow(1, s.state, s.features).t());
   recurrence(r);
   if (keep) return {r.output, r.h_n, r.c_n, r.gates, r.cells};
   return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};

@@ -4,7 +4,6 @@
 #include "sequence.h"
 
 #include <ATen/ops/addmm.h>
-#include <ATen/ops/cat.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/where.h>
@@ -21,12 +20,7 @@ Tensor running(const Recurrence& r, int64_t t) {
 void cpu_forward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
-  // In half types each pre-activation is rounded once, as in the step op's (and eager's) one
-  // product over [h, input]: the step's whole product is summed in float. The input projection
-  // made before the loop, rounded on its own, would round the sum twice.
-  const bool reduced = at::isReducedFloatingType(r.gates.scalar_type());
-  const Tensor weights = reduced ? r.weights.to(at::kFloat) : Tensor();
-  const Tensor bias = reduced ? r.bias.to(at::kFloat) : Tensor();
+  project_input(r, r.gates);
   // The state before the step; without cells (no backward follows), the new cell state goes to
   // two buffers in turn (the fused pass may not write over the state it reads).
   Tensor h = r.h0, c = r.c0;
@@ -35,11 +29,7 @@ void cpu_forward(Recurrence& r) {
   for (int64_t t = 0; t < s.time; ++t) {
     Tensor gates = r.gates.select(0, t), output = r.output.select(0, t);
     Tensor new_c = keep ? r.cells.select(0, t) : buffers[t % 2];
-    if (reduced) {
-      gates.copy_(at::addmm(bias, at::cat({h, r.input.select(0, t)}, 1).to(at::kFloat), weights.t()));
-    } else {
-      gates.addmm_(h, w_h.t());
-    }
+    gates.addmm_(h, w_h.t());
     cpu::forward(gates, c, output, new_c);
     if (r.lengths.defined()) {
       const Tensor run = running(r, t);
@@ -79,10 +69,36 @@ void cpu_backward(Recurrence& r) {
   }
 }
 
+// Half types run `recurrence` in float: the state and its gradients are not rounded between
+// steps, only what the op returns or saves is, once. Each pre-activation, for one, is rounded
+// after its whole sum, as in the step op's (and eager's) one product over [h, input].
+using Field = Tensor Recurrence::*;
+constexpr Field kForwardWrites[] = {&Recurrence::gates, &Recurrence::output, &Recurrence::cells, &Recurrence::h_n,
+                                    &Recurrence::c_n};
+constexpr Field kBackwardWrites[] = {&Recurrence::gates, &Recurrence::d_h, &Recurrence::d_c};
+
+template <void (*recurrence)(Recurrence&), const auto& writes>
+void in_float(Recurrence& r) {
+  if (!at::isReducedFloatingType(r.weights.scalar_type())) return recurrence(r);
+  Recurrence f = r;
+  for (Field field : {&Recurrence::weights, &Recurrence::h0, &Recurrence::c0, &Recurrence::input, &Recurrence::bias,
+                      &Recurrence::gates, &Recurrence::output, &Recurrence::cells, &Recurrence::h_n, &Recurrence::c_n,
+                      &Recurrence::grad_output, &Recurrence::d_h, &Recurrence::d_c}) {
+    if ((f.*field).defined()) f.*field = (f.*field).to(at::kFloat);
+  }
+  recurrence(f);
+  for (Field field : writes) {
+    if ((r.*field).defined()) (r.*field).copy_(f.*field);
+  }
+}
+
+constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
+constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
+
 }  // namespace
 }  // namespace lltm
 
 TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {
-  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::cpu_forward>));
-  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::cpu_backward>));
+  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::rounded_forward>));
+  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::rounded_backward>));
 }

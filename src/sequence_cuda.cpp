@@ -6,6 +6,7 @@
 #include "cuda_device.h"
 #include "sequence_cuda.h"
 
+#include <ATen/OpMathType.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -53,6 +54,7 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
 
 void cuda_forward(Recurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
+  project_input(r, r.gates);
   const Tensor lengths = device_lengths(r, r.gates);
   cuda::SequenceParams p = sequence_params(r, lengths);
   p.h_n = r.h_n.data_ptr();
@@ -65,12 +67,12 @@ void cuda_forward(Recurrence& r) {
   }
   const int64_t S = r.sizes.state, B = r.sizes.batch;
   const Tensor w_h_t = r.weights.narrow(1, 0, S).t();
-  // The step's state, and two buffers each that the steps' new state alternates between (the
-  // cell state's go to cells instead where a backward follows).
-  const bool keep = r.cells.defined();
-  Tensor h = r.h0, c = r.c0;
+  // The step's state, and two buffers each that the steps' new state alternates between; the cell
+  // state's are float (opmath) in every dtype, so that half types do not round it between steps.
+  const auto math = at::toOpMathType(dtype);
+  Tensor h = r.h0, c = r.c0.to(math);
   const Tensor h_buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
-  const Tensor c_buffers[2] = {keep ? Tensor() : at::empty_like(r.c0), keep ? Tensor() : at::empty_like(r.c0)};
+  const Tensor c_buffers[2] = {at::empty_like(c), at::empty_like(c)};
   for (int64_t t = 0; t < r.sizes.time; ++t) {
     // gates[t] += h W_h^T: in column-major terms gates[t]^T (3S x B) += W_h (3S x S) h^T (S x B).
     if (cublas::available()) {
@@ -80,7 +82,7 @@ void cuda_forward(Recurrence& r) {
       r.gates.select(0, t).addmm_(h, w_h_t);
     }
     const Tensor& h_next = h_buffers[t % 2];
-    const Tensor c_next = keep ? r.cells.select(0, t) : c_buffers[t % 2];
+    const Tensor& c_next = c_buffers[t % 2];
     const cuda::StepState state{h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(), c_next.data_ptr()};
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, dtype, stream));
     h = h_next;

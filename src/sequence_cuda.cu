@@ -312,23 +312,25 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequencePara
   const int64_t S = p.state, n = p.batch * S;
   const auto* gates = static_cast<const scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* __restrict__ h_prev = static_cast<const scalar_t*>(state.h_prev);
-  const auto* __restrict__ c_prev = static_cast<const scalar_t*>(state.c_prev);
+  const auto* __restrict__ c_prev = static_cast<const T*>(state.c_prev);
   auto* __restrict__ h_next = static_cast<scalar_t*>(state.h_next);
-  auto* __restrict__ c_next = static_cast<scalar_t*>(state.c_next);
+  auto* __restrict__ c_next = static_cast<T*>(state.c_next);
   auto* output = static_cast<scalar_t*>(p.output) + t * n;
+  auto* cells = p.cells ? static_cast<scalar_t*>(p.cells) + t * n : nullptr;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / S, j = i % S;
     const scalar_t* z = gates + b * 3 * S + j;
     if (runs(p.lengths, b, t)) {
-      const auto o = forward_point<T, MathFor<scalar_t>>(T(z[0]), T(z[S]), T(z[2 * S]), T(c_prev[i]));
+      const auto o = forward_point<T, MathFor<scalar_t>>(T(z[0]), T(z[S]), T(z[2 * S]), c_prev[i]);
       output[i] = scalar_t(o.new_h);
-      c_next[i] = scalar_t(o.new_cell);
+      c_next[i] = o.new_cell;
       h_next[i] = scalar_t(o.new_h);
     } else {
       output[i] = scalar_t(0);
       c_next[i] = c_prev[i];
       h_next[i] = h_prev[i];
     }
+    if (cells) cells[i] = scalar_t(c_next[i]);
   }
 }
 

@@ -46,7 +46,8 @@ cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dt
 cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
 // The state around one step: h and the cell state before it, and where the step writes them
-// (past a sequence's end, copies of the state before).
+// (past a sequence's end, copies of the state before). The cell state is float (opmath) in every
+// dtype, as in the persistent kernels; the step also writes it to cells[t] when cells is given.
 struct StepState {
   const void* h_prev;
   const void* c_prev;
@@ -55,7 +56,7 @@ struct StepState {
 };
 
 // Step t alone, after the host added h_prev W_h^T to gates[t]: the cell update, written to
-// output[t], h_next and c_next.
+// output[t], h_next, c_next and, when given, cells[t].
 cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
                                 cudaStream_t stream);
 

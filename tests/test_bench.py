@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the checkout, not an installed one
+import bench
+from benchmarks.cases import Kind, Plan, Progress, Runner, run
+from benchmarks.report import summarize, table
+from benchmarks.sequence import SEQUENCE, SequenceSize, floor_seconds, lltm_runner
 
-import bench  # noqa: E402
-from benchmarks.cases import Kind, Plan, Progress, Runner, run  # noqa: E402
-from benchmarks.report import summarize, table  # noqa: E402
-from benchmarks.sequence import SEQUENCE, SequenceSize, floor_seconds, lltm_runner  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 from benchmarks.step import STEP, Size  # noqa: E402
 from benchmarks.timing import MIN_ROUNDS, Machine, Settings, measure, percentiles  # noqa: E402
 
