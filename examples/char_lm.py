@@ -192,7 +192,7 @@ def save_checkpoint(path: Path, model, optimizer, scaler, step: int, batches: Ba
 
 def load_checkpoint(path: Path, model, optimizer, scaler, args, rank: int, world: int, device):
     """Restore a checkpoint into model, optimizer and scaler; return (step, history)."""
-    checkpoint = torch.load(path, map_location=device, weights_only=False)
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
     saved = checkpoint["args"]
     changed = [f"--{k.replace('_', '-')} {saved[k]} -> {getattr(args, k)}"
                for k in RESUME_MUST_MATCH if saved[k] != getattr(args, k)]
