@@ -1,0 +1,92 @@
+"""examples/char_lm.py on CPU processes: it learns, resumes exactly, and two ranks equal one."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+CHAR_LM = str(REPO / "examples" / "char_lm.py")
+# A tiny model, so that each run takes seconds on two cores.
+TINY = ["--state", "32", "--embed", "16", "--seq-len", "32", "--sample-chars", "20"]
+
+
+def run(args, out: Path, torchrun_ranks: int = 0) -> str:
+    """Run the example on the CPU with `args`, writing to `out`; return its stdout."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(REPO))
+    launcher = [sys.executable]
+    if torchrun_ranks:
+        launcher += ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(torchrun_ranks)]
+    result = subprocess.run(launcher + [CHAR_LM, *TINY, *args, "--out", str(out)], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def checkpoint(out: Path) -> dict:
+    return torch.load(out / "checkpoint.pt", weights_only=False)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("char_lm")
+    # One layer: two stay on the unigram model's plateau for longer than a test should take.
+    stdout = run(["--layers", "1", "--steps", "60", "--eval-every", "20", "--batch", "8", "--lr", "1e-2",
+                  "--dropout", "0"], out)
+    return out, stdout
+
+
+@pytest.mark.slow
+def test_loss_falls_below_the_unigram_model(trained):
+    out, stdout = trained
+    history = checkpoint(out)["history"]
+    assert history["val_step"] == [20, 40, 60]
+    assert history["val"][0] > history["val"][1] > history["val"][2]
+    assert sum(history["train"][-10:]) < sum(history["train"][:10])
+    unigram = float(re.search(r"unigram ([0-9.]+)", stdout.splitlines()[-1]).group(1))
+    assert history["val"][-1] < unigram, stdout
+
+
+@pytest.mark.slow
+def test_writes_the_plot_samples_and_summary(trained):
+    out, stdout = trained
+    assert (out / "losses.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert stdout.count("---\nimport torch\n") == 3  # a sample after the prompt at each evaluation
+    summary = stdout.splitlines()[-1]
+    assert re.match(r"summary: 60 steps .* [0-9.e+]+ tokens/s, [0-9.e+]+ s per epoch", summary), summary
+
+
+@pytest.mark.slow
+def test_resume_is_bit_identical(tmp_path):
+    """Stopping after 3 steps and resuming to 6 gives an uninterrupted 6-step run's state, with
+    dropout on (its RNG state travels in the checkpoint)."""
+    args = ["--layers", "2", "--batch", "4", "--eval-every", "3", "--dropout", "0.1"]
+    run(args + ["--steps", "6"], tmp_path / "whole")
+    run(args + ["--steps", "3"], tmp_path / "parts")
+    run(args + ["--steps", "6", "--resume"], tmp_path / "parts")
+    whole, parts = checkpoint(tmp_path / "whole"), checkpoint(tmp_path / "parts")
+    assert parts["step"] == whole["step"] == 6
+    for name, tensor in whole["model"].items():
+        assert torch.equal(tensor, parts["model"][name]), name
+    for a, b in zip(whole["optimizer"]["state"].values(), parts["optimizer"]["state"].values(), strict=True):
+        assert all(torch.equal(a[k], b[k]) for k in a)
+    assert whole["history"] == parts["history"]
+
+
+@pytest.mark.slow
+def test_two_ranks_equal_one_process_over_their_batch(tmp_path):
+    """torchrun with 2 CPU ranks of batch 2 against one process of batch 4: the same windows, so
+    the same training up to rounding. Adam turns rounding into differences of up to about 1e-5
+    where an element's gradients are near zero; any batch or averaging error moves every
+    parameter by about the learning rate (1e-2 here) per step."""
+    args = ["--layers", "2", "--steps", "6", "--eval-every", "3", "--dropout", "0", "--lr", "1e-2"]
+    stdout = run(args + ["--batch", "2"], tmp_path / "ranks", torchrun_ranks=2)
+    assert " on 2 x cpu" in stdout
+    run(args + ["--batch", "4"], tmp_path / "one")
+    ranks, one = checkpoint(tmp_path / "ranks"), checkpoint(tmp_path / "one")
+    torch.testing.assert_close(ranks["model"], one["model"], rtol=1e-5, atol=2e-5)
+    torch.testing.assert_close(ranks["history"]["train"], one["history"]["train"], rtol=1e-5, atol=0)
