@@ -152,6 +152,29 @@ def build_info() -> dict:
     }
 
 
+def _reference(fn, device_type, *args, **kwargs):
+    """The reference fn(*args, **kwargs) with the operators' autocast (src/autocast.cpp): under
+    torch.autocast on device_type, the floating tensors in args on that device, float64 aside, are
+    cast to the autocast dtype and fn runs in it. Autocast inside fn would instead run each of its
+    operations at its own precision (the matrix product in the low one, the sums in float32).
+    Unlike aten's cast, this one has no cache: a parameter used by several calls in one autocast
+    region is cast, and its gradient summed in float32, at each call."""
+    if not torch.is_autocast_enabled(device_type):
+        return fn(*args, **kwargs)
+    dtype = torch.get_autocast_dtype(device_type)
+
+    def cast(arg):
+        if isinstance(arg, (tuple, list)):
+            return type(arg)(cast(a) for a in arg)
+        if (isinstance(arg, torch.Tensor) and arg.is_floating_point() and arg.device.type == device_type
+                and arg.dtype != torch.float64):
+            return arg.to(dtype)
+        return arg
+
+    with torch.autocast(device_type, enabled=False):
+        return fn(*(cast(a) for a in args), **kwargs)
+
+
 def lltm(input, weights, bias, old_h, old_cell):
     """One LLTM step: returns (new_h, new_cell), each (batch, state_size).
 
@@ -160,7 +183,7 @@ def lltm(input, weights, bias, old_h, old_cell):
     old_h, old_cell (batch, state_size). All on one device, of one floating dtype.
     """
     if _forward is None:
-        return reference_lltm(input, weights, bias, old_h, old_cell)
+        return _reference(reference_lltm, input.device.type, input, weights, bias, old_h, old_cell)
     new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
     return new_h, new_cell
 
@@ -175,7 +198,8 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     output (time, batch, state_size), or (batch, time, state_size) with ``batch_first``.
     """
     if _sequence_forward is None:
-        return reference_lltm_sequence(input, weights, bias, state, lengths=lengths, batch_first=batch_first)
+        return _reference(reference_lltm_sequence, input.device.type, input, weights, bias, state, lengths=lengths,
+                          batch_first=batch_first)
     if batch_first:
         input = input.transpose(0, 1)
     if state is None:

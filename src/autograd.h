@@ -1,14 +1,17 @@
-// What every operator's autograd shares: finding the operator below autograd, making a Node, and
-// refusing what the Nodes do not support.
+// What every operator's autograd shares: finding the operator below autograd, making a Node, the
+// Nodes' saved tensors (released at once, swapped in by compiled autograd), and refusing what the
+// Nodes do not support.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/function.h>
+#include <torch/csrc/dynamo/compiled_autograd.h>
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 
 #define LLTM_STRINGIFY_(x) #x
@@ -17,9 +20,11 @@
 namespace lltm {
 
 using at::Tensor;
+using torch::autograd::CompiledNodeArgs;
 using torch::autograd::Edge;
 using torch::autograd::Node;
 using torch::autograd::SavedVariable;
+using torch::autograd::SwapSavedVariables;
 using torch::autograd::variable_list;
 
 // The operator `name` of this library's namespace, for calls below autograd (CPU or CUDA).
@@ -46,6 +51,40 @@ NodePtr make_node(T*& node) {
     return owner;
   }
 }
+
+// What the operators' Nodes share: their state is their saved tensors, which Derived::saved(node)
+// lists, and the shape of the bias's gradient.
+template <typename Derived>
+struct SavingNode : Node {
+  std::vector<int64_t> bias_sizes;
+
+  // Under the node's mutex, as node.h asks: two threads may run backward through one graph, and the
+  // one that loses must find the saved variables released, not half-released.
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (SavedVariable* saved : Derived::saved(static_cast<Derived&>(*this))) saved->reset_data();
+  }
+
+  // Compiled autograd (torch._dynamo.config.compiled_autograd) traces apply, whose operators
+  // reach the traced graph through their fake kernels: compiled_args names the saved tensors (the
+  // graph's inputs) and what else shapes the graph; apply_with_saved runs apply on the traced
+  // tensors. Each saved tensor unpacks as an output would (with this node as its grad_fn where it
+  // has none), as apply unpacks `output`; for the others that changes nothing.
+  void compiled_args(CompiledNodeArgs& args) const override {
+    for (const SavedVariable* saved : Derived::saved(static_cast<const Derived&>(*this))) {
+      args.collect(*saved, /*is_output=*/true);
+    }
+    args.collect(bias_sizes);
+  }
+
+  variable_list apply_with_saved(const variable_list& inputs, SwapSavedVariables& swap) override {
+    const auto all = Derived::saved(static_cast<Derived&>(*this));
+    for (SavedVariable* saved : all) swap.before(*saved);
+    variable_list grads = apply(variable_list(inputs));
+    for (SavedVariable* saved : all) swap.after(*saved);
+    return grads;
+  }
+};
 
 // Whether any input requires a gradient. Refuses forward-mode AD, which would otherwise silently
 // give the outputs a zero tangent.

@@ -28,19 +28,17 @@ const auto& backward_op() {
 // Its inputs' gradients from those of new_h and new_cell. Keeps old_cell rather than new_cell
 // (the backward recomputes new_cell), so that the caller may change the returned state in place,
 // as sequence code does to reset it at sequence ends.
-struct LLTMBackward final : Node {
+struct LLTMBackward final : SavingNode<LLTMBackward> {
   SavedVariable input, weights, old_h, gates, old_cell;
-  std::vector<int64_t> bias_sizes;
+
+  template <typename Self>
+  static auto saved(Self& node) {
+    return std::array{&node.input, &node.weights, &node.old_h, &node.gates, &node.old_cell};
+  }
 
   std::string name() const override { return "LLTMBackward"; }
 
-  // Both under the node's mutex, as node.h asks: two threads may run backward through one graph,
-  // and the one that loses must find the saved variables released, not half-released.
-  void release_variables() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (SavedVariable* saved : {&input, &weights, &old_h, &gates, &old_cell}) saved->reset_data();
-  }
-
+  // Under the node's mutex, as release_variables.
   variable_list apply(variable_list&& grads) override {
     std::lock_guard<std::mutex> lock(mutex_);
     refuse_double_backward("lltm");

@@ -33,9 +33,8 @@ OptionalTensor defined_or_none(const Tensor& t) {
 }
 
 // The gradients of input, weights, bias, h0 and c0 from those of output, h_n and c_n.
-struct LLTMSequenceBackward final : Node {
+struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
   SavedVariable input, weights, h0, c0, lengths, output, gates, cells;
-  std::vector<int64_t> bias_sizes;
   // Set when the engine will release the saved variables after this backward: the backward may
   // then overwrite the saved pre-activations with their gradients instead of copying them first,
   // where nothing else can see them.
@@ -45,9 +44,10 @@ struct LLTMSequenceBackward final : Node {
 
   void will_release_variables() override { last_use = true; }
 
-  void release_variables() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (SavedVariable* saved : {&input, &weights, &h0, &c0, &lengths, &output, &gates, &cells}) saved->reset_data();
+  template <typename Self>
+  static auto saved(Self& node) {
+    return std::array{&node.input, &node.weights, &node.h0, &node.c0, &node.lengths, &node.output, &node.gates,
+                      &node.cells};
   }
 
   variable_list apply(variable_list&& grads) override {
