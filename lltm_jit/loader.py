@@ -166,8 +166,9 @@ class BuildSpec:
     src: Path
 
     @classmethod
-    def current(cls, namespace: str, archs: tuple[str, ...] | None = None) -> BuildSpec:
-        return cls(namespace, cuda_archs() if archs is None else archs, source_dir())
+    def current(cls, namespace: str, archs: tuple[str, ...] | None = None, src: Path | None = None) -> BuildSpec:
+        """This machine's build of `src` (default: the package's sources)."""
+        return cls(namespace, cuda_archs() if archs is None else archs, source_dir() if src is None else Path(src))
 
     def sources(self) -> list[Path]:
         files = sorted(p for p in self.src.iterdir() if p.suffix in (".cpp", ".cu"))

@@ -115,18 +115,20 @@ def load_at_import() -> None:
         )
 
 
-def reload() -> loader.Build:
+def reload(src=None) -> loader.Build:
     """Rebuild from the sources as they are now and make `lltm` and `LLTM` use that build.
 
-    For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``.
+    For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``; or
+    edit a copy of it and call ``lltm_jit.reload(copy)``, and ``lltm_jit.reload()`` goes back.
+    src: a folder of sources (default: the package's own, `loader.source_dir`).
     A changed build gets its own operator namespace ``lltm_jit_<id>``, ``<id>`` the first 12 hex
     digits of the sources' key under ``lltm_jit`` (torch cannot redefine ``torch.ops.lltm_jit.*``,
     which keeps naming the build loaded at import).
     """
     global _fallback_reason
-    spec = loader.BuildSpec.current(NAMESPACE)
+    spec = loader.BuildSpec.current(NAMESPACE, src=src)
     if NAMESPACE in _builds and _builds[NAMESPACE].key != spec.key():
-        spec = loader.BuildSpec.current(f"{NAMESPACE}_{spec.key()[:12]}")
+        spec = loader.BuildSpec.current(f"{NAMESPACE}_{spec.key()[:12]}", src=src)
     build = _use(spec)
     _fallback_reason = None
     return build
