@@ -37,9 +37,9 @@ class Model(nn.Module):
         y = self.embed(x)
         h, c = self.cell(y[:, 0])  # the zero state the module makes
         h, c = self.cell(y[:, 1], (h, c))
-        out, (h_n, _) = self.seq(y, (h, c), lengths=lengths)
+        out, (h_n, _) = self.seq(y, (h[None], c[None]), lengths=lengths)  # (layers, batch, state)
         raw, _ = self.raw(x.transpose(0, 1), lengths=lengths)  # float32 input, zero state
-        return self.head(out), raw, h_n
+        return self.head(out), raw, h_n[0]
 
     def cast_by_hand(self, x, lengths, dtype):
         """What forward computes under autocast, with every float32 tensor cast to dtype by hand
@@ -50,9 +50,9 @@ class Model(nn.Module):
         zeros = y.new_zeros(y.shape[0], self.cell.state_size)
         h, c = lltm_jit.lltm(y[:, 0], p["cell.weights"], p["cell.bias"], zeros, zeros)
         h, c = lltm_jit.lltm(y[:, 1], p["cell.weights"], p["cell.bias"], h, c)
-        out, (h_n, _) = lltm_jit.lltm_sequence(y, p["seq.weights"], p["seq.bias"], (h, c), lengths=lengths,
+        out, (h_n, _) = lltm_jit.lltm_sequence(y, p["seq.weights_l0"], p["seq.bias_l0"], (h, c), lengths=lengths,
                                                batch_first=True)
-        raw, _ = lltm_jit.lltm_sequence(x.transpose(0, 1), p["raw.weights"], p["raw.bias"], lengths=lengths)
+        raw, _ = lltm_jit.lltm_sequence(x.transpose(0, 1), p["raw.weights_l0"], p["raw.bias_l0"], lengths=lengths)
         return F.linear(out, p["head.weight"], p["head.bias"]), raw, h_n
 
 
@@ -199,7 +199,7 @@ def test_compiled_autograd(device, monkeypatch):
 
     def gradients(backward):
         out, (h_n, c_n) = seq(x, lengths=lengths)
-        h, c = cell(x[0], (h_n, c_n))
+        h, c = cell(x[0], (h_n[0], c_n[0]))  # the one layer's state
         backward(out.sum() + (h * c).sum())
         grads = [leaf.grad for leaf in leaves]
         for leaf in leaves:
