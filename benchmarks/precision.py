@@ -54,15 +54,21 @@ def errors(size, dtype, seed, device):
     return [(rel_err(a, e), rel_err(b, e)) for a, b, e in zip(ours, eager, exact)]
 
 
-def report(label, per_seed):
+def summary(size, dtype, seeds, device):
+    """Per quantity: our mean error over the seeds, the eager loop's, and the worst ratio of one seed."""
+    per_seed = [errors(size, dtype, seed, device) for seed in seeds]
+    rows = []
+    for i in range(len(NAMES)):
+        ours, eager = [s[i][0] for s in per_seed], [s[i][1] for s in per_seed]
+        rows.append((sum(ours) / len(ours), sum(eager) / len(eager), max(a / b for a, b in zip(ours, eager))))
+    return rows
+
+
+def report(label, rows):
     print(label)
     print(f"  {'':>9} {'ours':>9} {'eager':>9} {'ratio':>6} {'worst':>6}")
-    for i, name in enumerate(NAMES):
-        ours = [s[i][0] for s in per_seed]
-        eager = [s[i][1] for s in per_seed]
-        ratio = sum(ours) / sum(eager)
-        worst = max(a / b for a, b in zip(ours, eager))
-        print(f"  {name:>9} {sum(ours) / len(ours):9.2e} {sum(eager) / len(eager):9.2e} {ratio:6.2f} {worst:6.2f}")
+    for name, (ours, eager, worst) in zip(NAMES, rows):
+        print(f"  {name:>9} {ours:9.2e} {eager:9.2e} {ours / eager:6.2f} {worst:6.2f}")
 
 
 def main():
@@ -81,9 +87,8 @@ def main():
                 # The CUDA op reads the variable at each call; "persistent" falls back to the step
                 # path where the weights do not fit a block's shared memory.
                 os.environ["LLTM_JIT_SEQUENCE_KERNEL"] = "step" if path == "step" else "auto"
-                per_seed = [errors((args.time, batch, features, state), dtype, seed, args.device)
-                            for seed in range(args.seeds)]
-                report(f"{text} {str(dtype)[6:]} {path}", per_seed)
+                rows = summary((args.time, batch, features, state), dtype, range(args.seeds), args.device)
+                report(f"{text} {str(dtype)[6:]} {path}", rows)
     os.environ.pop("LLTM_JIT_SEQUENCE_KERNEL")
 
 

