@@ -59,22 +59,23 @@ inline void* handle(cudaStream_t stream) {
   return h;
 }
 
-// C += op(A) op(B) in cuBLAS's column-major terms, for tensors of `dtype`; the math in float for
-// the half types and, as torch's matmul, in TF32 for float32 only where torch allows it.
-inline void gemm_accumulate(cudaStream_t stream, at::ScalarType dtype, Op transa, Op transb, int m, int n, int k,
-                            const void* a, int lda, const void* b, int ldb, void* c, int ldc) {
-  const cudaDataType type = dtype == at::kDouble  ? CUDA_R_64F
-                            : dtype == at::kFloat ? CUDA_R_32F
-                            : dtype == at::kHalf  ? CUDA_R_16F
-                                                  : CUDA_R_16BF;
+inline cudaDataType data_type(at::ScalarType dtype) {
+  return dtype == at::kDouble ? CUDA_R_64F : dtype == at::kFloat ? CUDA_R_32F : dtype == at::kHalf ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+// C += op(A) op(B) in cuBLAS's column-major terms, A and B of `dtype`, C of `c_dtype` (dtype, or
+// float for the half types); the math in float for the half types and, as torch's matmul, in
+// TF32 for float32 only where torch allows it.
+inline void gemm_accumulate(cudaStream_t stream, at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb,
+                            int m, int n, int k, const void* a, int lda, const void* b, int ldb, void* c, int ldc) {
   const double one_double = 1.0;
   const float one_float = 1.0f;
   const void* one = dtype == at::kDouble ? static_cast<const void*>(&one_double) : &one_float;
   const int compute = dtype == at::kDouble                                              ? kCompute64F
                       : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
                                                                                       : kCompute32F;
-  const int status = api()->gemm(handle(stream), transa, transb, m, n, k, one, a, type, lda, b, type, ldb, one, c,
-                                 type, ldc, compute, kGemmDefault);
+  const int status = api()->gemm(handle(stream), transa, transb, m, n, k, one, a, data_type(dtype), lda, b,
+                                 data_type(dtype), ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
 }
 

@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,9 +53,27 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
   return r.lengths.defined() ? r.lengths.pin_memory().to(like.device(), /*non_blocking=*/true) : Tensor();
 }
 
+// out += a b^T, row-major, for a (m, k) and b (n, k) of the step's dtype, a with unit column
+// stride, b with unit stride in either dimension, and out (m, n) contiguous, of that dtype or its
+// opmath type: cuBLAS where it is loaded, else ATen (in out's dtype). The column-major call
+// computes out^T (n x m) += b (n x k) a^T (k x m).
+void accumulate_product(cudaStream_t stream, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!cublas::available()) {
+    out.addmm_(a.to(out.scalar_type()), b.to(out.scalar_type()).t());
+    return;
+  }
+  const bool b_rows = b.stride(1) == 1;  // b row-major: column-major memory holds b^T
+  cublas::gemm_accumulate(stream, a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N,
+                          b.size(0), a.size(0), a.size(1), b.const_data_ptr(), b.stride(b_rows ? 0 : 1),
+                          a.const_data_ptr(), a.stride(0), out.data_ptr(), out.stride(0));
+}
+
+// Steps' rows of input projection that one product of the step path's forward makes, in the
+// half types (float32 and float64 project every step at once, into gates).
+constexpr int64_t kProjectionRows = 2048;
+
 void cuda_forward(Recurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
-  project_input(r, r.gates);
   const Tensor lengths = device_lengths(r, r.gates);
   cuda::SequenceParams p = sequence_params(r, lengths);
   p.h_n = r.h_n.data_ptr();
@@ -62,28 +81,38 @@ void cuda_forward(Recurrence& r) {
   const auto dtype = r.gates.scalar_type();
   const auto stream = c10::cuda::getCurrentCUDAStream();
   if (use_persistent(p, dtype)) {
+    project_input(r, r.gates);
     C10_CUDA_CHECK(cuda::launch_persistent_forward(p, dtype, stream));
     return;
   }
-  const int64_t S = r.sizes.state, B = r.sizes.batch;
-  const Tensor w_h_t = r.weights.narrow(1, 0, S).t();
-  // The step's state, and two buffers each that the steps' new state alternates between; the cell
-  // state's are float (opmath) in every dtype, so that half types do not round it between steps.
+  const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
+  const Tensor w_h = r.weights.narrow(1, 0, S), w_x = r.weights.narrow(1, S, F);
+  // The pre-activations are summed in the opmath type: in gates itself for float32 and float64,
+  // for the half types in a float buffer of a few steps, which one product at a time fills with
+  // those steps' input projection (the whole sequence's would double the forward's memory).
   const auto math = at::toOpMathType(dtype);
+  const bool in_gates = math == dtype;
+  const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
+  const Tensor pre = in_gates ? r.gates : at::empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
+  const Tensor input = in_gates ? r.input : r.input.contiguous();
+  if (in_gates) project_input(r, r.gates);
+  // The step's state, and two buffers each that the steps' new state alternates between.
   Tensor h = r.h0, c = r.c0.to(math);
   const Tensor h_buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
   const Tensor c_buffers[2] = {at::empty_like(c), at::empty_like(c)};
-  for (int64_t t = 0; t < r.sizes.time; ++t) {
-    // gates[t] += h W_h^T: in column-major terms gates[t]^T (3S x B) += W_h (3S x S) h^T (S x B).
-    if (cublas::available()) {
-      cublas::gemm_accumulate(stream, dtype, cublas::T, cublas::N, 3 * S, B, S, p.weights, p.weights_ld,
-                              h.const_data_ptr(), S, r.gates.select(0, t).data_ptr(), 3 * S);
-    } else {
-      r.gates.select(0, t).addmm_(h, w_h_t);
+  for (int64_t t = 0; t < T; ++t) {
+    if (!in_gates && t % chunk == 0) {
+      const int64_t steps = std::min(chunk, T - t);
+      const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
+      rows.copy_(r.bias.expand({steps * B, 3 * S}));
+      accumulate_product(stream, rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
     }
+    const Tensor pre_t = pre.select(0, in_gates ? t : t % chunk);
+    accumulate_product(stream, pre_t, h, w_h);
     const Tensor& h_next = h_buffers[t % 2];
     const Tensor& c_next = c_buffers[t % 2];
-    const cuda::StepState state{h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(), c_next.data_ptr()};
+    const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
+                                c_next.data_ptr()};
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, dtype, stream));
     h = h_next;
     c = c_next;
@@ -108,18 +137,16 @@ void cuda_backward(Recurrence& r) {
     C10_CUDA_CHECK(cuda::launch_persistent_backward(p, dtype, stream));
     return;
   }
-  const int64_t S = r.sizes.state, B = r.sizes.batch;
-  const Tensor w_h = r.weights.narrow(1, 0, S);
+  // The gradients carried between steps, in the opmath type (copies for the half types).
+  const auto math = at::toOpMathType(dtype);
+  const Tensor d_h = r.d_h.to(math), d_c = r.d_c.to(math);
+  const Tensor w_h_t = r.weights.narrow(1, 0, r.sizes.state).t();
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
-    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, dtype, stream));
-    // d_h += d_gates[t] W_h: in column-major terms d_h^T (S x B) += W_h^T (S x 3S) d_gates[t]^T (3S x B).
-    if (cublas::available()) {
-      cublas::gemm_accumulate(stream, dtype, cublas::N, cublas::N, S, B, 3 * S, p.weights, p.weights_ld,
-                              r.gates.select(0, t).const_data_ptr(), 3 * S, r.d_h.data_ptr(), S);
-    } else {
-      r.d_h.addmm_(r.gates.select(0, t), w_h);
-    }
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), dtype, stream));
+    accumulate_product(stream, d_h, r.gates.select(0, t), w_h_t);
   }
+  r.d_h.copy_(d_h);
+  r.d_c.copy_(d_c);
 }
 
 }  // namespace

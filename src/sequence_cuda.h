@@ -45,23 +45,29 @@ cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dt
 // gradients in `gates`, and the gradients of h0 and c0 in d_h and d_c.
 cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
-// The state around one step: h and the cell state before it, and where the step writes them
-// (past a sequence's end, copies of the state before). The cell state is float (opmath) in every
-// dtype, as in the persistent kernels; the step also writes it to cells[t] when cells is given.
+// The step path runs in the dtype's opmath type (float for the half types): the pre-activations
+// are summed, and the cell state and both gradients carried between steps are kept, in it; h is
+// rounded to the dtype, as the next step's product reads it and the output holds it.
+
+// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)), h and the cell
+// state (opmath) before it, and where it writes them (past a sequence's end, copies of those).
 struct StepState {
+  const void* pre;
   const void* h_prev;
   const void* c_prev;
   void* h_next;
   void* c_next;
 };
 
-// Step t alone, after the host added h_prev W_h^T to gates[t]: the cell update, written to
-// output[t], h_next, c_next and, when given, cells[t].
+// Forward step t alone: the cell update, written to output[t], h_next, c_next and, when given,
+// cells[t] and (in the dtype, for the backward) gates[t].
 cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
                                 cudaStream_t stream);
 
-// Step t alone: gates[t] becomes its gradient, d_c that of the cell before step t, and d_h is
-// zeroed where the step ran, for the host to add d_gates[t] W_h to it.
-cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, at::ScalarType dtype, cudaStream_t stream);
+// Backward step t alone, with the gradients of h and of the cell state after it in d_h and d_c
+// (opmath, (batch, state)): gates[t] becomes its gradient, d_c that of the cell before step t, and
+// d_h is zeroed where the step ran, for the host to add d_gates[t] W_h to it.
+cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, at::ScalarType dtype,
+                                 cudaStream_t stream);
 
 }  // namespace lltm::cuda
