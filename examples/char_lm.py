@@ -352,6 +352,9 @@ def main() -> int:
         if device.type == "cuda":
             device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     if device.type == "cuda":
+        # An index throughout: torch 2.11's set_device refuses a bare "cuda", and the RNG state
+        # and the generator of sample() name the device.
+        device = torch.device("cuda", torch.cuda.current_device() if device.index is None else device.index)
         torch.cuda.set_device(device)
     rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
     args.global_batch = args.batch * world
