@@ -153,13 +153,13 @@ def regression_loss(model, x, y, lengths):
     ("aot_eager", True),
     pytest.param("inductor", True, marks=pytest.mark.slow),  # inductor's code generation takes ~20 s
 ])
-def test_compiled_training_step_does_not_recompile(device, backend, amp, monkeypatch):
+@torch._dynamo.config.patch(error_on_recompile=True)
+def test_compiled_training_step_does_not_recompile(device, backend, amp):
     """Forward and loss compiled with fullgraph=True, then backward and an optimizer step, several
     times at one shape: one graph, no recompilation (dynamo's guards decide that, whatever the
     backend), and the eager run's parameters."""
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    monkeypatch.setattr(torch._dynamo.config, "error_on_recompile", True)
     autocast_dtype = torch.bfloat16 if amp else None
 
     def loss_fn(model, x, y, lengths):
@@ -184,13 +184,15 @@ def test_compiled_training_step_does_not_recompile(device, backend, amp, monkeyp
         assert rel_err(a.detach(), b.detach()) < (1e-2 if amp else 1e-5), name
 
 
-def test_compiled_autograd(device, monkeypatch):
+# torch's own patch, not monkeypatch's: pytest >= 9.2 undoes a setattr on a module by deleting
+# the attribute where the module's __dict__ lacked it, which hides a config entry for good.
+@torch._dynamo.config.patch(compiled_autograd=True)
+def test_compiled_autograd(device):
     """A backward through both operators' Nodes under compiled autograd
     (torch._dynamo.config.compiled_autograd) traces the backward operators into its graph and
     gives eager's gradients."""
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    monkeypatch.setattr(torch._dynamo.config, "compiled_autograd", True)
     cell = lltm_jit.LLTM(4, 5, device=device, dtype=torch.float64)
     seq = lltm_jit.LLTMSequence(4, 5, device=device, dtype=torch.float64)
     x = torch.randn(6, 3, 4, device=device, dtype=torch.float64, requires_grad=True)
