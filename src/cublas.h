@@ -60,7 +60,10 @@ inline void* handle(cudaStream_t stream) {
 }
 
 inline cudaDataType data_type(at::ScalarType dtype) {
-  return dtype == at::kDouble ? CUDA_R_64F : dtype == at::kFloat ? CUDA_R_32F : dtype == at::kHalf ? CUDA_R_16F : CUDA_R_16BF;
+  return dtype == at::kDouble  ? CUDA_R_64F
+         : dtype == at::kFloat ? CUDA_R_32F
+         : dtype == at::kHalf  ? CUDA_R_16F
+                               : CUDA_R_16BF;
 }
 
 // C += op(A) op(B) in cuBLAS's column-major terms, A and B of `dtype`, C of `c_dtype` (dtype, or

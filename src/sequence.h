@@ -77,17 +77,16 @@ struct Recurrence {
   Tensor d_h, d_c;
 };
 using RecurrenceForward = void (*)(Recurrence& r);
-// The input projection of every step in one product, into `out` (time, batch, 3 * state): the
-// forward's gates, or a float copy of them in a backend that runs half types in float.
-inline void project_input(const Recurrence& r, const Tensor& out) {
-  const SequenceSizes& s = r.sizes;
-  Tensor projection = out.view({s.time * s.batch, 3 * s.state});
-  at::addmm_out(projection, r.bias.to(out.scalar_type()),
-                r.input.reshape({s.time * s.batch, s.features}).to(out.scalar_type()),
-                r.weights.narrow(1, s.state, s.features).to(out.scalar_type()).t());
-}
-
 using RecurrenceBackward = void (*)(Recurrence& r);
+
+// The input projection of every step in one product, into gates (the backends call it first,
+// each in the dtype it runs the recurrence in).
+inline void project_input(const Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  Tensor projection = r.gates.view({s.time * s.batch, 3 * s.state});
+  at::addmm_out(projection, r.bias, r.input.reshape({s.time * s.batch, s.features}),
+                r.weights.narrow(1, s.state, s.features).t());
+}
 
 // Returns output (time, batch, state), h_n, c_n (batch, state) and, for the backward, gates and
 // cells (time, batch, 3 * state and state), or two empty tensors when for_backward is false.

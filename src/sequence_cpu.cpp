@@ -20,7 +20,7 @@ Tensor running(const Recurrence& r, int64_t t) {
 void cpu_forward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
-  project_input(r, r.gates);
+  project_input(r);
   // The state before the step; without cells (no backward follows), the new cell state goes to
   // two buffers in turn (the fused pass may not write over the state it reads).
   Tensor h = r.h0, c = r.c0;

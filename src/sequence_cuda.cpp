@@ -80,22 +80,24 @@ void cuda_forward(Recurrence& r) {
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
   const auto stream = c10::cuda::getCurrentCUDAStream();
-  if (use_persistent(p, dtype)) {
-    project_input(r, r.gates);
+  // The step path sums the pre-activations in the opmath type: in gates itself for float32 and
+  // float64, for the half types in a float buffer of a few steps, which one product at a time fills
+  // with those steps' input projection (the whole sequence's would double the forward's memory).
+  // The persistent kernels read the whole projection from gates.
+  const auto math = at::toOpMathType(dtype);
+  const bool in_gates = math == dtype;
+  const bool persistent = use_persistent(p, dtype);
+  if (persistent || in_gates) project_input(r);
+  if (persistent) {
     C10_CUDA_CHECK(cuda::launch_persistent_forward(p, dtype, stream));
     return;
   }
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
   const Tensor w_h = r.weights.narrow(1, 0, S), w_x = r.weights.narrow(1, S, F);
-  // The pre-activations are summed in the opmath type: in gates itself for float32 and float64,
-  // for the half types in a float buffer of a few steps, which one product at a time fills with
-  // those steps' input projection (the whole sequence's would double the forward's memory).
-  const auto math = at::toOpMathType(dtype);
-  const bool in_gates = math == dtype;
+  // Step t's pre-activations are row t % chunk of pre.
   const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
   const Tensor pre = in_gates ? r.gates : at::empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
   const Tensor input = in_gates ? r.input : r.input.contiguous();
-  if (in_gates) project_input(r, r.gates);
   // The step's state, and two buffers each that the steps' new state alternates between.
   Tensor h = r.h0, c = r.c0.to(math);
   const Tensor h_buffers[2] = {at::empty_like(r.h0), at::empty_like(r.h0)};
@@ -107,7 +109,7 @@ void cuda_forward(Recurrence& r) {
       rows.copy_(r.bias.expand({steps * B, 3 * S}));
       accumulate_product(stream, rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
     }
-    const Tensor pre_t = pre.select(0, in_gates ? t : t % chunk);
+    const Tensor pre_t = pre.select(0, t % chunk);
     accumulate_product(stream, pre_t, h, w_h);
     const Tensor& h_next = h_buffers[t % 2];
     const Tensor& c_next = c_buffers[t % 2];

@@ -343,7 +343,8 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequencePara
 }
 
 template <typename scalar_t>
-__global__ void __launch_bounds__(kStepThreads) step_backward_kernel(SequenceParams p, int64_t t, void* d_h_, void* d_c_) {
+__global__ void __launch_bounds__(kStepThreads)
+    step_backward_kernel(SequenceParams p, int64_t t, void* d_h_, void* d_c_) {
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
