@@ -1,6 +1,6 @@
-// The sequence operator's CUDA backend: the persistent kernels where W_h fits in a block's shared
-// memory, else a loop of one cuBLAS product and one fused kernel per step each way; no host
-// synchronisation either way.
+// The sequence operator's CUDA backend: the persistent kernels where W_h fits in the shared memory
+// of one block or of a group of blocks, else a loop of one cuBLAS product and one fused kernel per
+// step each way; no host synchronisation either way.
 #include "sequence.h"
 #include "cublas.h"
 #include "cuda_device.h"
@@ -29,6 +29,7 @@ cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
   p.state = r.sizes.state;
   p.multiprocessors = cuda::device_attribute(cudaDevAttrMultiProcessorCount);
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.weights = r.weights.const_data_ptr();
   p.weights_ld = r.weights.stride(0);
   p.h0 = r.h0.const_data_ptr();
@@ -45,6 +46,18 @@ cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
 bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
   const char* choice = std::getenv("LLTM_JIT_SEQUENCE_KERNEL");
   return !(choice && std::strcmp(choice, "step") == 0) && cuda::persistent_fits(p, dtype);
+}
+
+// One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
+// in the stream's order, as every temporary here).
+void run_persistent(cuda::SequenceParams& p, const Tensor& like, bool forward) {
+  const auto dtype = like.scalar_type();
+  const size_t bytes = cuda::persistent_workspace_bytes(p, dtype, forward);
+  const Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+  p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, dtype, stream)
+                         : cuda::launch_persistent_backward(p, dtype, stream));
 }
 
 // The device copy of the lengths, made on the current stream without waiting for it (from pinned
@@ -89,7 +102,7 @@ void cuda_forward(Recurrence& r) {
   const bool persistent = use_persistent(p, dtype);
   if (persistent || in_gates) project_input(r);
   if (persistent) {
-    C10_CUDA_CHECK(cuda::launch_persistent_forward(p, dtype, stream));
+    run_persistent(p, r.gates, true);
     return;
   }
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
@@ -136,7 +149,7 @@ void cuda_backward(Recurrence& r) {
   const auto dtype = r.gates.scalar_type();
   const auto stream = c10::cuda::getCurrentCUDAStream();
   if (use_persistent(p, dtype)) {
-    C10_CUDA_CHECK(cuda::launch_persistent_backward(p, dtype, stream));
+    run_persistent(p, r.gates, false);
     return;
   }
   // The gradients carried between steps, in the opmath type (copies for the half types).

@@ -1,10 +1,15 @@
 // CUDA kernels of the sequence operator.
 //
-// Persistent kernels: a block runs every step of R batch rows, one thread per state column, with
-// the recurrent weights W_h (3 * state x state, in the math type) in shared memory for the whole
-// sequence, the cell state in registers (in float for half and bfloat16 storage, so that it is
-// not rounded between steps) and h in shared memory. Batch rows do not interact, so blocks need
-// no barrier between them; each step costs one pass over W_h in shared memory.
+// Persistent kernels: one launch runs every step. The batch is split into groups of R rows and the
+// state's columns into tiles; a block runs every step of one group's rows for one tile, keeping
+// the rows of W_h that belong to its tile's columns (all three gates', in the math type) in shared
+// memory for the whole sequence, and the cell state and the carried gradients in registers (in
+// float for half and bfloat16 storage, so that they are not rounded between steps). Where one
+// tile holds every column, a block needs nothing from the others. Otherwise the blocks of a group
+// exchange a vector a step through global memory (L2) and wait for each other at a barrier, which
+// needs them all resident at once (a cooperative launch): the forward gathers the new h of every
+// column before the next product; the backward's product gives each tile's share of d_h for every
+// column, and each column's owner adds up the tiles' shares.
 //
 // Step kernels: for states whose W_h does not fit, the host runs one cuBLAS product per step and
 // these fused elementwise passes around it.
@@ -18,115 +23,216 @@
 namespace lltm::cuda {
 namespace {
 
-constexpr int kMaxRows = 8;  // batch rows per persistent block, at most
 constexpr int kStepThreads = 256;
 
 __device__ __forceinline__ bool runs(const int64_t* lengths, int64_t b, int64_t t) {
   return lengths == nullptr || t < lengths[b];
 }
 
-// A persistent block: blockDim.x = `columns` threads, one per state column (rounded up to a
-// warp), by blockDim.y = `slices` thread rows that split each step's reduction over W_h, for R
-// batch rows. Slice 0 owns the columns: it keeps their state in registers, adds up the slices'
-// partial sums and applies the cell.
-//
-// Shared memory: W_h in the math type, as Pack<T, 4> groups along the reduction's dimension (so
-// that consecutive threads read consecutive 16-byte words); then R rows of state-sized vectors
-// (h in the forward, the three gates' gradients in the backward); then the partial sums of
-// slices 1 and up.
+// A persistent block has `columns` x `slices` threads: slices split each step's reduction over
+// W_h, and every thread then updates at most kItems (row, column) cells of the state.
 constexpr int kPersistentThreads = 512;
-constexpr int kMaxSlices = 4;
+constexpr int kMaxRows = 8;
+constexpr int kMaxSlices = 16;
+constexpr int kItems = 2;
 
-struct PersistentShape {
-  int rows, slices;
-  size_t shared_bytes;
+// Forward shared memory: the tile's rows of W_h as Pack<T, 4> groups along the reduction's
+// dimension k (consecutive threads, consecutive columns, read consecutive 16-byte words); h of
+// the group's rows; the slices' partial sums. Backward: the tile's rows of W_h packed along the
+// tile's columns j, one thread per column k of d_h; the tile's gate gradients; the slices'
+// partial sums. `width` columns per tile, a multiple of 4 (the last tile may hold fewer).
+struct Tiling {
+  int rows = 0;  // 0: the persistent kernels do not fit
+  int slices = 0;
+  int tiles = 0;
+  int width = 0;
+  size_t shared_bytes = 0;
 };
 
-template <typename T>
-size_t persistent_shared_bytes(int64_t state, int rows, int slices, bool forward) {
-  const int64_t padded = round_up(state, 4), columns = round_up(state, 32);
-  const int64_t vectors = forward ? 1 : 3, partial_sums = forward ? 3 : 1;
-  return sizeof(T) * (3 * state * padded + rows * vectors * padded + (slices - 1) * rows * partial_sums * columns);
+// Exchanged between the blocks of a group where tiles > 1, in the math type: the forward's h
+// (2 x batch x state), the backward's shares of d_h (2 x tiles x batch x state), alternating
+// between two halves by the step's parity; after them, an arrival counter per group.
+LLTM_HD size_t exchange_elements(const SequenceParams& p, const Tiling& t, bool forward) {
+  return 2 * (forward ? 1 : t.tiles) * p.batch * p.state;
 }
 
-// The most rows that still give each multiprocessor at most one block (more rows share each pass
-// over W_h, fewer make more blocks), then the most slices, within the shared memory a block may
-// have; none (rows == 0) when W_h does not fit.
 template <typename T>
-PersistentShape persistent_shape(const SequenceParams& p, bool forward) {
-  const int64_t columns = round_up(p.state, 32);
-  if (columns > kPersistentThreads) return {0, 0, 0};
-  int wanted_rows = 1;
-  while (wanted_rows < kMaxRows && ceil_div(p.batch, wanted_rows) > p.multiprocessors) wanted_rows *= 2;
-  const int most_slices = static_cast<int>(std::min<int64_t>(kMaxSlices, kPersistentThreads / columns));
-  for (int rows = wanted_rows; rows >= 1; rows /= 2) {
-    for (int slices = most_slices; slices >= 1; --slices) {
-      const size_t bytes = persistent_shared_bytes<T>(p.state, rows, slices, forward);
-      if (bytes <= p.shared_memory_per_block) return {rows, slices, bytes};
+size_t workspace_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+  if (t.tiles <= 1) return 0;
+  return sizeof(T) * exchange_elements(p, t, forward) + sizeof(int) * ceil_div(p.batch, t.rows);
+}
+
+int block_columns(const SequenceParams& p, const Tiling& t, bool forward) {
+  return static_cast<int>(round_up(forward ? t.width : p.state, 32));
+}
+
+template <typename T>
+size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+  const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
+  return sizeof(T) * (forward ? 3 * W * padded + R * padded + t.slices * 3 * R * W
+                              : 3 * W * S + R * 3 * W + t.slices * R * S);
+}
+
+// The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more
+// each step); then the fewest rows that give each multiprocessor at most one block (fewer rows
+// make more blocks, and with tiles > 1 every block must be resident at once); then the most
+// slices that fit. None (rows == 0) where no tiling fits.
+template <typename T>
+Tiling persistent_tiling(const SequenceParams& p, bool forward) {
+  if (round_up(p.state, 32) > kPersistentThreads) return {};
+  for (int64_t nominal = 1; nominal <= p.multiprocessors && (nominal == 1 || p.cooperative); nominal *= 2) {
+    Tiling t;
+    t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 4));
+    t.tiles = static_cast<int>(ceil_div(p.state, t.width));
+    const int columns = block_columns(p, t, forward);
+    auto blocks = [&](int rows) { return t.tiles * ceil_div(p.batch, rows); };
+    int rows = 1;
+    while (rows < kMaxRows && blocks(rows) > p.multiprocessors) rows *= 2;
+    for (; rows >= 1 && (t.tiles == 1 || blocks(rows) <= p.multiprocessors); rows /= 2) {
+      t.rows = rows;
+      for (t.slices = std::min(kMaxSlices, kPersistentThreads / columns); t.slices >= 1; --t.slices) {
+        t.shared_bytes = shared_bytes<T>(p, t, forward);
+        if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices) return t;
+      }
     }
   }
-  return {0, 0, 0};
+  return {};
 }
 
-// This thread slice's share [begin, end) of `count` reduction groups.
-struct Share {
-  int64_t begin, end;
+// Where the blocks of a group are: block (group, tile) runs rows [b0, b0 + R) and owns columns
+// [j0, j0 + width) of the state.
+struct Place {
+  int tile, group, b0, j0;
 };
 
-__device__ __forceinline__ Share slice_share(int64_t count) {
-  const int64_t per = ceil_div(count, blockDim.y), begin = threadIdx.y * per;
+template <int R>
+__device__ __forceinline__ Place place(const Tiling& t) {
+  const int tile = blockIdx.x % t.tiles, group = blockIdx.x / t.tiles;
+  return {tile, group, group * R, tile * t.width};
+}
+
+// Every block of the group has arrived `target` times: what each wrote to global memory before
+// its arrival is visible to every thread after this.
+__device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    __threadfence();
+    atomicAdd(arrivals, 1);
+    while (*static_cast<volatile int*>(arrivals) < target) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// The cells of the state a thread updates: item m is (row r, column c) of the block's R x width.
+struct Item {
+  int r, c;
+  int64_t b, j;
+  bool valid;
+};
+
+template <int R>
+__device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t, const Place& at, int m) {
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x, item = thread + m * blockDim.x * blockDim.y;
+  const int r = item / t.width, c = item % t.width;
+  const int64_t b = at.b0 + r, j = at.j0 + c;
+  return {r, c, b, j, item < R * t.width && b < p.batch && j < p.state};
+}
+
+// Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
+// multiprocessor's L1, which may hold an older copy) into shared memory rows of `stride`; zeros
+// past the batch. The loads of a round are all in flight together.
+template <int R, typename T>
+__device__ __forceinline__ void gather_rows(T* to, int stride, const T* from, int S, int64_t b0, int64_t B) {
+  constexpr int kInFlight = 8;
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  for (int first = thread; first < R * S; first += kInFlight * threads) {
+    T v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads, r = i / S;
+      v[u] = i < R * S && b0 + r < B ? __ldcg(from + (b0 + r) * S + i % S) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads;
+      if (i < R * S) to[(i / S) * stride + i % S] = v[u];
+    }
+  }
+}
+
+// This thread slice's share [begin, end) of `count`.
+struct Share {
+  int begin, end;
+};
+
+__device__ __forceinline__ Share slice_share(int count) {
+  const int per = static_cast<int>(ceil_div(count, blockDim.y)), begin = threadIdx.y * per;
   return {begin, begin + per < count ? begin + per : count};
 }
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(SequenceParams p) {
+__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(SequenceParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
-  const int64_t S = p.state, B = p.batch, padded = round_up(S, 4), groups = padded / 4, columns = blockDim.x;
-  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * S + j].v[i] = W_h[g*S + j][4q + i]
-  T* h = reinterpret_cast<T*>(w + 3 * groups * S);  // h[r * padded + k]
-  T* partial = h + R * padded;                       // [slices - 1][3][R][columns]
+  const int S = static_cast<int>(p.state), padded = static_cast<int>(round_up(S, 4)), groups = padded / 4;
+  const int W = tiling.width;
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
+  T* h = reinterpret_cast<T*>(w + 3 * groups * W);  // h[r * padded + k]
+  T* partial = h + R * padded;                       // partial[((s * 3 + g) * R + r) * W + c]
+  T* exchange = static_cast<T*>(p.workspace);        // [2][batch][state]
+  int* arrivals = reinterpret_cast<int*>(exchange + exchange_elements(p, tiling, true)) + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
-  const int64_t thread = threadIdx.y * columns + threadIdx.x, threads = columns * blockDim.y;
-  for (int64_t i = thread; i < 3 * S * padded; i += threads) {
-    const int64_t row = i / padded, k = i % padded, g = row / S, j = row % S;
-    w[(g * groups + k / 4) * S + j].v[k % 4] = k < S ? T(weights[row * p.weights_ld + k]) : T(0);
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  for (int i = thread; i < 3 * W * padded; i += threads) {
+    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
+    w[(g * groups + k / 4) * W + c].v[k % 4] =
+        k < S && j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
-  const int64_t j = threadIdx.x, b0 = int64_t{blockIdx.x} * R;
-  const bool owner = threadIdx.y == 0 && j < S;
+  const auto* h0 = static_cast<const scalar_t*>(p.h0);
+  for (int i = thread; i < R * padded; i += threads) {
+    const int r = i / padded, k = i % padded;
+    const int64_t b = at.b0 + r;
+    h[i] = b < B && k < S ? T(h0[b * S + k]) : T(0);
+  }
   auto* gates = static_cast<scalar_t*>(p.gates);
   auto* output = static_cast<scalar_t*>(p.output);
   auto* cells = static_cast<scalar_t*>(p.cells);
-  // The owner's state, and the input projection of the step at hand, loaded a step ahead.
-  T c[R], x[3][R];
-  int64_t length[R];
+  // Each item's state, and the input projection of the step at hand, loaded a step ahead.
+  Item items[kItems];
+  T c[kItems], h_own[kItems], x[kItems][3];
+  int64_t length[kItems];
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t b = b0 + r;
-    const bool valid = b < B && j < S;
-    c[r] = valid ? T(static_cast<const scalar_t*>(p.c0)[b * S + j]) : T(0);
-    if (threadIdx.y == 0 && j < padded) h[r * padded + j] = valid ? T(static_cast<const scalar_t*>(p.h0)[b * S + j]) : T(0);
-    length[r] = b >= B ? 0 : p.lengths ? p.lengths[b] : p.time;
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    c[m] = it.valid ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
+    h_own[m] = it.valid ? T(h0[it.b * S + it.j]) : T(0);
+    length[m] = !it.valid ? 0 : p.lengths ? p.lengths[it.b] : p.time;
 #pragma unroll
-    for (int g = 0; g < 3; ++g) x[g][r] = owner && b < B && p.time > 0 ? T(gates[b * 3 * S + g * S + j]) : T(0);
+    for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
   }
   __syncthreads();
   const Share share = slice_share(groups);
+  const int col = threadIdx.x;
   for (int64_t t = 0; t < p.time; ++t) {
-    T z[3][R], next[3][R];
+    T next[kItems][3];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int64_t b = b0 + r;
+    for (int m = 0; m < kItems; ++m) {
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
-        z[g][r] = x[g][r];
-        next[g][r] = owner && b < B && t + 1 < p.time ? T(gates[((t + 1) * B + b) * 3 * S + g * S + j]) : T(0);
+        next[m][g] = items[m].valid && t + 1 < p.time
+                         ? T(gates[((t + 1) * B + items[m].b) * 3 * S + g * S + items[m].j])
+                         : T(0);
       }
     }
-    if (j < S) {
-      for (int64_t q = share.begin; q < share.end; ++q) {
-        const V wi = w[q * S + j], wo = w[(groups + q) * S + j], wc = w[(2 * groups + q) * S + j];
+    if (col < W) {
+      T z[3][R] = {};
+      for (int q = share.begin; q < share.end; ++q) {
+        const V wi = w[q * W + col], wo = w[(groups + q) * W + col], wc = w[(2 * groups + q) * W + col];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
           const V hv = reinterpret_cast<const V*>(h + r * padded)[q];
@@ -138,54 +244,56 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
           }
         }
       }
-      if (threadIdx.y > 0) {
 #pragma unroll
-        for (int g = 0; g < 3; ++g) {
+      for (int g = 0; g < 3; ++g) {
 #pragma unroll
-          for (int r = 0; r < R; ++r) partial[(((threadIdx.y - 1) * 3 + g) * R + r) * columns + j] = z[g][r];
-        }
+        for (int r = 0; r < R; ++r) partial[((threadIdx.y * 3 + g) * R + r) * W + col] = z[g][r];
       }
     }
     __syncthreads();  // the partial sums are in; every thread has read h
-    if (owner) {
-      for (int s = 1; s < blockDim.y; ++s) {
 #pragma unroll
-        for (int g = 0; g < 3; ++g) {
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      T z[3];
 #pragma unroll
-          for (int r = 0; r < R; ++r) z[g][r] += partial[(((s - 1) * 3 + g) * R + r) * columns + j];
-        }
+      for (int g = 0; g < 3; ++g) {
+        z[g] = x[m][g];
+        for (int s = 0; s < blockDim.y; ++s) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
+        x[m][g] = next[m][g];
       }
+      const int64_t row = t * B + it.b;
+      if (cells != nullptr) {  // a backward follows: it reads the pre-activations
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int64_t b = b0 + r;
-        if (b >= B) continue;
-        const int64_t row = t * B + b;
-        if (cells != nullptr) {  // a backward follows: it reads the pre-activations
-#pragma unroll
-          for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + j] = scalar_t(z[g][r]);
-        }
-        if (t < length[r]) {
-          const auto o = forward_point<T, MathFor<scalar_t>>(z[0][r], z[1][r], z[2][r], c[r]);
-          c[r] = o.new_cell;
-          h[r * padded + j] = o.new_h;
-          output[row * S + j] = scalar_t(o.new_h);
-        } else {
-          output[row * S + j] = scalar_t(0);
-        }
-        if (cells != nullptr) cells[row * S + j] = scalar_t(c[r]);
-#pragma unroll
-        for (int g = 0; g < 3; ++g) x[g][r] = next[g][r];
+        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
       }
+      if (t < length[m]) {
+        const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
+        c[m] = o.new_cell;
+        h_own[m] = o.new_h;
+        output[row * S + it.j] = scalar_t(o.new_h);
+      } else {
+        output[row * S + it.j] = scalar_t(0);
+      }
+      if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
+      if (tiling.tiles == 1) {
+        h[it.r * padded + it.j] = h_own[m];
+      } else {
+        __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_own[m]);
+      }
+    }
+    if (tiling.tiles > 1) {
+      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      gather_rows<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }
-  if (!owner) return;
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t b = b0 + r;
-    if (b >= B) continue;
-    static_cast<scalar_t*>(p.h_n)[b * S + j] = scalar_t(h[r * padded + j]);
-    static_cast<scalar_t*>(p.c_n)[b * S + j] = scalar_t(c[r]);
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.h_n)[it.b * S + it.j] = scalar_t(h_own[m]);
+    static_cast<scalar_t*>(p.c_n)[it.b * S + it.j] = scalar_t(c[m]);
   }
 }
 
@@ -212,98 +320,117 @@ __device__ __forceinline__ StepInputs<T> step_inputs(const SequenceParams& p, in
 }
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(SequenceParams p) {
+__global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(SequenceParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
-  const int64_t S = p.state, B = p.batch, padded = round_up(S, 4), groups = padded / 4, columns = blockDim.x;
-  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * S + k].v[i] = W_h[g*S + 4q + i][k]
-  T* dg = reinterpret_cast<T*>(w + 3 * groups * S);  // dg[(r * 3 + g) * padded + j]
-  T* partial = dg + R * 3 * padded;                  // [slices - 1][R][columns]
+  const int S = static_cast<int>(p.state), W = tiling.width, groups = W / 4;
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
+  T* dg = reinterpret_cast<T*>(w + 3 * groups * S);  // dg[(r * 3 + g) * W + c]
+  T* partial = dg + R * 3 * W;                       // partial[(s * R + r) * S + k]
+  T* exchange = static_cast<T*>(p.workspace);        // [2][tiles][batch][state]
+  int* arrivals = reinterpret_cast<int*>(exchange + exchange_elements(p, tiling, false)) + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
-  const int64_t thread = threadIdx.y * columns + threadIdx.x, threads = columns * blockDim.y;
-  for (int64_t i = thread; i < 3 * padded * S; i += threads) {
-    const int64_t row = i / S, k = i % S, g = row / padded, j = row % padded;
-    w[(g * groups + j / 4) * S + k].v[j % 4] = j < S ? T(weights[(g * S + j) * p.weights_ld + k]) : T(0);
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  for (int i = thread; i < 3 * W * S; i += threads) {
+    const int row = i / S, k = i % S, g = row / W, c = row % W, j = at.j0 + c;
+    w[(g * groups + c / 4) * S + k].v[c % 4] =
+        j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
-  for (int64_t i = thread; i < R * 3 * padded; i += threads) dg[i] = T(0);  // the padding stays zero
-  const int64_t j = threadIdx.x, b0 = int64_t{blockIdx.x} * R;
-  const bool owner = threadIdx.y == 0 && j < S;
-  T dh[R], dc[R];
-  int64_t length[R];
-  StepInputs<T> in[R];
+  for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
+  Item items[kItems];
+  T dh[kItems], dc[kItems];
+  int64_t length[kItems];
+  StepInputs<T> in[kItems];
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t b = b0 + r;
-    const bool valid = owner && b < B;
-    dh[r] = valid ? T(static_cast<const scalar_t*>(p.d_h)[b * S + j]) : T(0);
-    dc[r] = valid ? T(static_cast<const scalar_t*>(p.d_c)[b * S + j]) : T(0);
-    length[r] = b >= B ? 0 : p.lengths ? p.lengths[b] : p.time;
-    if (valid && p.time > 0) in[r] = step_inputs<scalar_t>(p, p.time - 1, b, j);
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    dh[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_h)[it.b * S + it.j]) : T(0);
+    dc[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_c)[it.b * S + it.j]) : T(0);
+    length[m] = !it.valid ? 0 : p.lengths ? p.lengths[it.b] : p.time;
+    if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
   const Share share = slice_share(3 * groups);
+  const int k = threadIdx.x;
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
-    if (owner) {
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int64_t b = b0 + r;
-        if (b >= B) continue;
-        scalar_t* z = gates + (t * B + b) * 3 * S + j;
-        T d[3] = {T(0), T(0), T(0)};
-        if (t < length[r]) {
-          const auto o = backward_point<T, MathFor<scalar_t>>(in[r].grad_h + dh[r], dc[r], in[r].z[0], in[r].z[1],
-                                                              in[r].z[2], in[r].c_prev);
-          dc[r] = o.d_old_cell;
-          d[0] = o.d_input_gate;
-          d[1] = o.d_output_gate;
-          d[2] = o.d_candidate;
-        }
-#pragma unroll
-        for (int g = 0; g < 3; ++g) {
-          z[g * S] = scalar_t(d[g]);
-          dg[(r * 3 + g) * padded + j] = d[g];
-        }
-        if (t > 0) in[r] = step_inputs<scalar_t>(p, t - 1, b, j);
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
+      T d[3] = {T(0), T(0), T(0)};
+      if (t < length[m]) {
+        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
+                                                            in[m].z[2], in[m].c_prev);
+        dc[m] = o.d_old_cell;
+        d[0] = o.d_input_gate;
+        d[1] = o.d_output_gate;
+        d[2] = o.d_candidate;
       }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[g * S] = scalar_t(d[g]);
+        dg[(it.r * 3 + g) * W + it.c] = d[g];
+      }
+      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
     }
     __syncthreads();  // the step's gate gradients are in shared memory
-    T sum[R];
+    if (k < S) {
+      T sum[R] = {};
+      for (int g = 0; g < 3; ++g) {  // this slice's pairs (g, q) of [share.begin, share.end)
+        const int begin = max(share.begin - g * groups, 0), end = min(share.end - g * groups, groups);
+        for (int q = begin; q < end; ++q) {
+          const V wv = w[(g * groups + q) * S + k];
 #pragma unroll
-    for (int r = 0; r < R; ++r) sum[r] = T(0);
-    if (j < S) {
-      for (int64_t pair = share.begin; pair < share.end; ++pair) {
-        const V wv = w[pair * S + j];  // pair = g * groups + q
-        const int64_t g = pair / groups, q = pair % groups;
+          for (int r = 0; r < R; ++r) {
+            const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * W)[q];
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * padded)[q];
-#pragma unroll
-          for (int i = 0; i < 4; ++i) sum[r] += wv.v[i] * dv.v[i];
+            for (int i = 0; i < 4; ++i) sum[r] += wv.v[i] * dv.v[i];
+          }
         }
       }
-      if (threadIdx.y > 0) {
 #pragma unroll
-        for (int r = 0; r < R; ++r) partial[((threadIdx.y - 1) * R + r) * columns + j] = sum[r];
-      }
+      for (int r = 0; r < R; ++r) partial[(threadIdx.y * R + r) * S + k] = sum[r];
     }
     __syncthreads();  // the partial sums are in; every thread has read the gate gradients
-    if (owner) {
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        for (int s = 1; s < blockDim.y; ++s) sum[r] += partial[((s - 1) * R + r) * columns + j];
-        if (t < length[r]) dh[r] = sum[r];  // past the end h passes through unchanged
+    const int parity = static_cast<int>(t % 2);
+    if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+      T* share_out = exchange + (parity * tiling.tiles + at.tile) * B * S;
+      for (int i = thread; i < R * S; i += threads) {
+        const int r = i / S, kk = i % S;
+        const int64_t b = at.b0 + r;
+        if (b >= B) continue;
+        T total = T(0);
+        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + r) * S + kk];
+        __stcg(share_out + b * S + kk, total);
       }
+      arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
+    }
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid || t >= length[m]) continue;  // past the end h passes through unchanged
+      T total = T(0);
+      if (tiling.tiles == 1) {
+        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
+      } else {
+        const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
+#pragma unroll 8
+        for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
+      }
+      dh[m] = total;
     }
   }
-  if (!owner) return;
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t b = b0 + r;
-    if (b >= B) continue;
-    static_cast<scalar_t*>(p.d_h)[b * S + j] = scalar_t(dh[r]);
-    static_cast<scalar_t*>(p.d_c)[b * S + j] = scalar_t(dc[r]);
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
+    static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
   }
 }
 
@@ -374,30 +501,52 @@ unsigned step_blocks(const SequenceParams& p) {
 }
 
 template <typename scalar_t, int R, bool kForward>
-cudaError_t launch_persistent(const SequenceParams& p, const PersistentShape& shape, cudaStream_t stream) {
+cudaError_t launch_persistent(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
   auto kernel = kForward ? persistent_forward_kernel<scalar_t, R> : persistent_backward_kernel<scalar_t, R>;
   if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     static_cast<int>(shape.shared_bytes));
+                                                     static_cast<int>(tiling.shared_bytes));
       error != cudaSuccess) {
     return error;
   }
-  const dim3 block(static_cast<unsigned>(round_up(p.state, 32)), static_cast<unsigned>(shape.slices));
-  kernel<<<static_cast<unsigned>(ceil_div(p.batch, R)), block, shape.shared_bytes, stream>>>(p);
-  return cudaGetLastError();
+  const int groups = static_cast<int>(ceil_div(p.batch, R));
+  if (tiling.tiles > 1) {  // the arrival counters start at zero
+    using T = opmath_t<scalar_t>;
+    T* counters = static_cast<T*>(p.workspace) + exchange_elements(p, tiling, kForward);
+    if (const cudaError_t error = cudaMemsetAsync(counters, 0, sizeof(int) * groups, stream); error != cudaSuccess) {
+      return error;
+    }
+  }
+  cudaLaunchAttribute cooperative{};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = tiling.tiles > 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(tiling.tiles * groups));
+  config.blockDim = dim3(block_columns(p, tiling, kForward), tiling.slices);
+  config.dynamicSmemBytes = tiling.shared_bytes;
+  config.stream = stream;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, p, tiling);
+}
+
+// The tiling of a direction for the dtype at hand, and f(tag, tiling) with its scalar type's tag.
+template <typename F>
+void with_tiling(const SequenceParams& p, at::ScalarType dtype, bool forward, const char* name, F&& f) {
+  dispatch(dtype, name, [&](auto tag) { f(tag, persistent_tiling<opmath_t<decltype(tag)>>(p, forward)); });
 }
 
 template <bool kForward>
 cudaError_t launch_persistent(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   cudaError_t error = cudaSuccess;
-  dispatch(dtype, kForward ? "lltm_sequence_forward_cuda" : "lltm_sequence_backward_cuda", [&](auto tag) {
+  const char* name = kForward ? "lltm_sequence_forward_cuda" : "lltm_sequence_backward_cuda";
+  with_tiling(p, dtype, kForward, name, [&](auto tag, const Tiling& tiling) {
     using scalar_t = decltype(tag);
-    const PersistentShape shape = persistent_shape<opmath_t<scalar_t>>(p, kForward);
-    switch (shape.rows) {
-      case 1: error = launch_persistent<scalar_t, 1, kForward>(p, shape, stream); break;
-      case 2: error = launch_persistent<scalar_t, 2, kForward>(p, shape, stream); break;
-      case 4: error = launch_persistent<scalar_t, 4, kForward>(p, shape, stream); break;
-      case kMaxRows: error = launch_persistent<scalar_t, kMaxRows, kForward>(p, shape, stream); break;
+    switch (tiling.rows) {
+      case 1: error = launch_persistent<scalar_t, 1, kForward>(p, tiling, stream); break;
+      case 2: error = launch_persistent<scalar_t, 2, kForward>(p, tiling, stream); break;
+      case 4: error = launch_persistent<scalar_t, 4, kForward>(p, tiling, stream); break;
+      case kMaxRows: error = launch_persistent<scalar_t, kMaxRows, kForward>(p, tiling, stream); break;
       default: error = cudaErrorInvalidConfiguration;  // persistent_fits said no
     }
   });
@@ -407,12 +556,19 @@ cudaError_t launch_persistent(const SequenceParams& p, at::ScalarType dtype, cud
 }  // namespace
 
 bool persistent_fits(const SequenceParams& p, at::ScalarType dtype) {
-  bool fits = false;
-  dispatch(dtype, "lltm_sequence_cuda", [&](auto tag) {
-    using T = opmath_t<decltype(tag)>;
-    fits = persistent_shape<T>(p, true).rows > 0 && persistent_shape<T>(p, false).rows > 0;
-  });
+  bool fits = true;
+  for (const bool forward : {true, false}) {
+    with_tiling(p, dtype, forward, "lltm_sequence_cuda", [&](auto, const Tiling& t) { fits = fits && t.rows > 0; });
+  }
   return fits;
+}
+
+size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype, bool forward) {
+  size_t bytes = 0;
+  with_tiling(p, dtype, forward, "lltm_sequence_cuda", [&](auto tag, const Tiling& t) {
+    bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, t, forward);
+  });
+  return bytes;
 }
 
 cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {

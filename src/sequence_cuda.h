@@ -14,6 +14,7 @@ struct SequenceParams {
   int64_t time, batch, state;
   int multiprocessors;
   size_t shared_memory_per_block;  // the most a block may opt in to
+  bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
   int64_t weights_ld;
@@ -31,11 +32,16 @@ struct SequenceParams {
   int64_t grad_output_strides[3];   // of (time, batch, state), in elements
   void* d_h;               // (batch, state): the gradient of the recurrent h carried between steps
   void* d_c;               // (batch, state): the same of the cell state
+  void* workspace;         // persistent_workspace_bytes of the launch's direction
 };
 
-// The persistent kernels run all steps of a few batch rows in one block, with W_h in shared
-// memory: whether they can for this state size and dtype on the current device.
+// The persistent kernels run every step in one launch, with W_h in the shared memory of one block
+// or split over several: whether they can for these sizes and dtype on the current device.
 bool persistent_fits(const SequenceParams& p, at::ScalarType dtype);
+
+// The device memory a persistent launch of that direction needs beside the tensors (what its
+// blocks exchange, where W_h is split over several): p.workspace, of the launch's stream.
+size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype, bool forward);
 
 // Forward of every step: `gates` holds the input projection (input W_x^T + bias) and, where cells
 // is given, receives the pre-activations; writes output, cells (where given), h_n and c_n.
