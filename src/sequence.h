@@ -15,11 +15,13 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mv.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <array>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 namespace lltm {
 
@@ -115,10 +117,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};
 }
 
-inline Tensor gradient_or_zeros(const std::optional<Tensor>& grad, const Tensor& like) {
-  return grad.has_value() && grad->defined() ? grad->to(like.options(), /*non_blocking=*/false, /*copy=*/true)
-                                                   .contiguous()
-                                             : at::zeros_like(like);
+// The gradients of h_n and c_n, as copies that the recurrence may overwrite, and zeros for those
+// not given (both from one allocation, one launch fewer for the common loss on the output alone).
+inline std::pair<Tensor, Tensor> state_gradients(const std::optional<Tensor>& grad_h_n,
+                                                 const std::optional<Tensor>& grad_c_n, const Tensor& like) {
+  auto given = [](const std::optional<Tensor>& g) { return g.has_value() && g->defined(); };
+  if (!given(grad_h_n) && !given(grad_c_n)) {
+    const Tensor zeros = at::zeros({2, like.size(0), like.size(1)}, like.options());
+    return {zeros[0], zeros[1]};
+  }
+  auto copy_or_zeros = [&](const std::optional<Tensor>& g) {
+    return given(g) ? g->to(like.options(), /*non_blocking=*/false, /*copy=*/true).contiguous() : at::zeros_like(like);
+  };
+  return {copy_or_zeros(grad_h_n), copy_or_zeros(grad_c_n)};
 }
 
 // d_weights from the gate gradients of every step (time * batch, 3 * state): against the input
@@ -171,8 +182,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     check_shape(op, *grad_output, "grad_output", "(time, batch, state_size)", {s.time, s.batch, s.state});
     r.grad_output = *grad_output;
   }
-  r.d_h = gradient_or_zeros(grad_h_n, r.h0);
-  r.d_c = gradient_or_zeros(grad_c_n, r.c0);
+  std::tie(r.d_h, r.d_c) = state_gradients(grad_h_n, grad_c_n, r.h0);
   check_shape(op, r.d_h, "grad_h_n", "(batch, state_size)", {s.batch, s.state});
   check_shape(op, r.d_c, "grad_c_n", "(batch, state_size)", {s.batch, s.state});
   recurrence(r);

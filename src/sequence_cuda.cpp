@@ -53,7 +53,8 @@ bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
 void run_persistent(cuda::SequenceParams& p, const Tensor& like, bool forward) {
   const auto dtype = like.scalar_type();
   const size_t bytes = cuda::persistent_workspace_bytes(p, dtype, forward);
-  const Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+  const auto options = like.options().dtype(at::kByte);
+  const Tensor workspace = bytes > 0 ? at::empty({static_cast<int64_t>(bytes)}, options) : Tensor();
   p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
   const auto stream = c10::cuda::getCurrentCUDAStream();
   C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, dtype, stream)
