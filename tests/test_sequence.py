@@ -94,8 +94,9 @@ def test_lengths(device, batch_first):
 
 def test_state_split_over_blocks(device):
     """A state whose W_h fits no block's shared memory: on CUDA the persistent kernels split it
-    over a group of blocks that exchange h and d_h each step (float64 at state 300: 16 blocks a
-    group of 2 rows on an H200; batch 11 leaves the last group a row short), with mixed lengths."""
+    over a group of blocks that exchange h and d_h each step (float64 at state 300: 15 blocks for
+    each group of 2 rows on an H200; batch 11 leaves the last group a row short), with mixed
+    lengths."""
     args = make_sequence(9, 11, 5, 300, device=device, seed=8)
     assert_matches(args, lengths=torch.tensor([9, 0, 3, 9, 1, 7, 9, 2, 9, 5, 4]))
     assert_matches(args, with_state=False)
