@@ -36,7 +36,7 @@ constexpr int kMaxRows = 8;
 constexpr int kMaxSlices = 16;
 constexpr int kItems = 2;
 
-// Forward shared memory: the tile's rows of W_h as Pack<T, 4> groups along the reduction's
+// Forward shared memory: the tile's rows of W_h as Pack<T, 4> packs along the reduction's
 // dimension k (consecutive threads, consecutive columns, read consecutive 16-byte words); h of
 // the group's rows; the slices' partial sums. Backward: the tile's rows of W_h packed along the
 // tile's columns j, one thread per column k of d_h; the tile's gate gradients; the slices'
@@ -49,11 +49,23 @@ struct Tiling {
   size_t shared_bytes = 0;
 };
 
-// Exchanged between the blocks of a group where tiles > 1, in the math type: the forward's h
-// (2 x batch x state), the backward's shares of d_h (2 x tiles x batch x state), alternating
-// between two halves by the step's parity; after them, an arrival counter per group.
+// The workspace where tiles > 1: what the blocks of a group exchange, in the math type (the
+// forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x batch x state; two
+// halves that alternate with the step's parity), then an arrival counter per group of rows.
+template <typename T>
+struct Workspace {
+  T* exchange;
+  int* arrivals;
+};
+
 LLTM_HD size_t exchange_elements(const SequenceParams& p, const Tiling& t, bool forward) {
   return 2 * (forward ? 1 : t.tiles) * p.batch * p.state;
+}
+
+template <typename T>
+LLTM_HD Workspace<T> workspace(const SequenceParams& p, const Tiling& t, bool forward) {
+  T* exchange = static_cast<T*>(p.workspace);
+  return {exchange, reinterpret_cast<int*>(exchange + exchange_elements(p, t, forward))};
 }
 
 template <typename T>
@@ -75,8 +87,9 @@ size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
 
 // The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more
 // each step); then the fewest rows that give each multiprocessor at most one block (fewer rows
-// make more blocks, and with tiles > 1 every block must be resident at once); then the most
-// slices that fit. None (rows == 0) where no tiling fits.
+// make more blocks, and with tiles > 1 every block must be resident at once; with one tile,
+// fewer rows where those do not fit); then the most slices that fit. None (rows == 0) where no
+// tiling fits.
 template <typename T>
 Tiling persistent_tiling(const SequenceParams& p, bool forward) {
   if (round_up(p.state, 32) > kPersistentThreads) return {};
@@ -102,17 +115,20 @@ Tiling persistent_tiling(const SequenceParams& p, bool forward) {
 // Where the blocks of a group are: block (group, tile) runs rows [b0, b0 + R) and owns columns
 // [j0, j0 + width) of the state.
 struct Place {
-  int tile, group, b0, j0;
+  int tile, group;
+  int64_t b0;
+  int j0;
 };
 
 template <int R>
 __device__ __forceinline__ Place place(const Tiling& t) {
   const int tile = blockIdx.x % t.tiles, group = blockIdx.x / t.tiles;
-  return {tile, group, group * R, tile * t.width};
+  return {tile, group, int64_t{group} * R, tile * t.width};
 }
 
-// Every block of the group has arrived `target` times: what each wrote to global memory before
-// its arrival is visible to every thread after this.
+// Arrives at the group's counter and waits until it reaches `target` (tiles arrivals a step):
+// what every block of the group wrote to global memory before arriving is then visible to every
+// thread of this one.
 __device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0) {
@@ -177,20 +193,21 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
-  const int S = static_cast<int>(p.state), padded = static_cast<int>(round_up(S, 4)), groups = padded / 4;
+  const int S = static_cast<int>(p.state), padded = static_cast<int>(round_up(S, 4)), packs = padded / 4;
   const int W = tiling.width;
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
-  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
-  T* h = reinterpret_cast<T*>(w + 3 * groups * W);  // h[r * padded + k]
-  T* partial = h + R * padded;                       // partial[((s * 3 + g) * R + r) * W + c]
-  T* exchange = static_cast<T*>(p.workspace);        // [2][batch][state]
-  int* arrivals = reinterpret_cast<int*>(exchange + exchange_elements(p, tiling, true)) + at.group;
+  V* w = reinterpret_cast<V*>(shared);             // w[(g * packs + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
+  T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k]
+  T* partial = h + R * padded;                     // partial[((s * 3 + g) * R + r) * W + c]
+  const Workspace<T> ws = workspace<T>(p, tiling, true);
+  T* exchange = ws.exchange;  // [2][batch][state]
+  int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
   const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
   for (int i = thread; i < 3 * W * padded; i += threads) {
     const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
-    w[(g * groups + k / 4) * W + c].v[k % 4] =
+    w[(g * packs + k / 4) * W + c].v[k % 4] =
         k < S && j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
   const auto* h0 = static_cast<const scalar_t*>(p.h0);
@@ -216,7 +233,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
     for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
   }
   __syncthreads();
-  const Share share = slice_share(groups);
+  const Share share = slice_share(packs);
   const int col = threadIdx.x;
   for (int64_t t = 0; t < p.time; ++t) {
     T next[kItems][3];
@@ -232,7 +249,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
     if (col < W) {
       T z[3][R] = {};
       for (int q = share.begin; q < share.end; ++q) {
-        const V wi = w[q * W + col], wo = w[(groups + q) * W + col], wc = w[(2 * groups + q) * W + col];
+        const V wi = w[q * W + col], wo = w[(packs + q) * W + col], wc = w[(2 * packs + q) * W + col];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
           const V hv = reinterpret_cast<const V*>(h + r * padded)[q];
@@ -324,19 +341,20 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
-  const int S = static_cast<int>(p.state), W = tiling.width, groups = W / 4;
+  const int S = static_cast<int>(p.state), W = tiling.width, packs = W / 4;
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
-  V* w = reinterpret_cast<V*>(shared);              // w[(g * groups + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
-  T* dg = reinterpret_cast<T*>(w + 3 * groups * S);  // dg[(r * 3 + g) * W + c]
-  T* partial = dg + R * 3 * W;                       // partial[(s * R + r) * S + k]
-  T* exchange = static_cast<T*>(p.workspace);        // [2][tiles][batch][state]
-  int* arrivals = reinterpret_cast<int*>(exchange + exchange_elements(p, tiling, false)) + at.group;
+  V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
+  T* dg = reinterpret_cast<T*>(w + 3 * packs * S);  // dg[(r * 3 + g) * W + c]
+  T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]
+  const Workspace<T> ws = workspace<T>(p, tiling, false);
+  T* exchange = ws.exchange;  // [2][tiles][batch][state]
+  int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
   const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
   for (int i = thread; i < 3 * W * S; i += threads) {
     const int row = i / S, k = i % S, g = row / W, c = row % W, j = at.j0 + c;
-    w[(g * groups + c / 4) * S + k].v[c % 4] =
+    w[(g * packs + c / 4) * S + k].v[c % 4] =
         j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
   for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
@@ -353,7 +371,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
-  const Share share = slice_share(3 * groups);
+  const Share share = slice_share(3 * packs);
   const int k = threadIdx.x;
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
@@ -382,9 +400,9 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     if (k < S) {
       T sum[R] = {};
       for (int g = 0; g < 3; ++g) {  // this slice's pairs (g, q) of [share.begin, share.end)
-        const int begin = max(share.begin - g * groups, 0), end = min(share.end - g * groups, groups);
+        const int begin = max(share.begin - g * packs, 0), end = min(share.end - g * packs, packs);
         for (int q = begin; q < end; ++q) {
-          const V wv = w[(g * groups + q) * S + k];
+          const V wv = w[(g * packs + q) * S + k];
 #pragma unroll
           for (int r = 0; r < R; ++r) {
             const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * W)[q];
@@ -510,9 +528,8 @@ cudaError_t launch_persistent(const SequenceParams& p, const Tiling& tiling, cud
   }
   const int groups = static_cast<int>(ceil_div(p.batch, R));
   if (tiling.tiles > 1) {  // the arrival counters start at zero
-    using T = opmath_t<scalar_t>;
-    T* counters = static_cast<T*>(p.workspace) + exchange_elements(p, tiling, kForward);
-    if (const cudaError_t error = cudaMemsetAsync(counters, 0, sizeof(int) * groups, stream); error != cudaSuccess) {
+    int* arrivals = workspace<opmath_t<scalar_t>>(p, tiling, kForward).arrivals;
+    if (const cudaError_t error = cudaMemsetAsync(arrivals, 0, sizeof(int) * groups, stream); error != cudaSuccess) {
       return error;
     }
   }

@@ -93,13 +93,23 @@ def test_lengths(device, batch_first):
 
 
 def test_state_split_over_blocks(device):
-    """A state whose W_h fits no block's shared memory: on CUDA the persistent kernels split it
-    over a group of blocks that exchange h and d_h each step (float64 at state 300: 15 blocks for
-    each group of 2 rows on an H200; batch 11 leaves the last group a row short), with mixed
-    lengths."""
+    """A state whose W_h fits no block's shared memory (float64 at state 300): on CUDA the
+    persistent kernels split it over a group of blocks that exchange h and d_h each step, here
+    with groups of a few rows, the last one short of rows, and mixed lengths."""
     args = make_sequence(9, 11, 5, 300, device=device, seed=8)
     assert_matches(args, lengths=torch.tensor([9, 0, 3, 9, 1, 7, 9, 2, 9, 5, 4]))
     assert_matches(args, with_state=False)
+
+
+@pytest.mark.parametrize("time", [0, 7])
+def test_state_split_over_blocks_float32(device, time):
+    """float32 at state 512 and batch 64, split over groups of blocks of 8 rows on CUDA (the
+    benchmark's 64x256x512 case), against the float64 reference."""
+    args64 = make_sequence(time, 64, 6, 512, device=device, seed=9)
+    args = [a.detach().float().requires_grad_() for a in args64]
+    ours, ref = run(lltm_sequence, args), run(reference_lltm_sequence, args64)
+    for name, a, b in zip(NAMES, ours, ref):
+        assert rel_err(a.double(), b) < 1e-5, name
 
 
 def test_default_state_and_batch_first(device):
