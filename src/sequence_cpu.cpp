@@ -3,7 +3,6 @@
 #include "cell_cpu.h"
 #include "sequence.h"
 
-#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/where.h>

@@ -141,19 +141,25 @@ __device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
   __syncthreads();
 }
 
-// The cells of the state a thread updates: item m is (row r, column c) of the block's R x width.
+// This thread's index in its (2-D) block, and the block's number of threads.
+__device__ __forceinline__ int thread_rank() { return threadIdx.y * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
+
+// The cells of the state a thread updates: item m is (row r, column c) of the block's R x width,
+// with the length of row b's sequence (0 where the item lies past the batch or the state).
 struct Item {
   int r, c;
-  int64_t b, j;
+  int64_t b, j, length;
   bool valid;
 };
 
 template <int R>
 __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t, const Place& at, int m) {
-  const int thread = threadIdx.y * blockDim.x + threadIdx.x, item = thread + m * blockDim.x * blockDim.y;
+  const int item = thread_rank() + m * block_threads();
   const int r = item / t.width, c = item % t.width;
   const int64_t b = at.b0 + r, j = at.j0 + c;
-  return {r, c, b, j, item < R * t.width && b < p.batch && j < p.state};
+  const bool valid = item < R * t.width && b < p.batch && j < p.state;
+  return {r, c, b, j, !valid ? 0 : p.lengths ? p.lengths[b] : p.time, valid};
 }
 
 // Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
@@ -162,7 +168,7 @@ __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t
 template <int R, typename T>
 __device__ __forceinline__ void gather_rows(T* to, int stride, const T* from, int S, int64_t b0, int64_t B) {
   constexpr int kInFlight = 8;
-  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  const int thread = thread_rank(), threads = block_threads();
   for (int first = thread; first < R * S; first += kInFlight * threads) {
     T v[kInFlight];
 #pragma unroll
@@ -204,7 +210,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   T* exchange = ws.exchange;  // [2][batch][state]
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
-  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  const int thread = thread_rank(), threads = block_threads();
   for (int i = thread; i < 3 * W * padded; i += threads) {
     const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
     w[(g * packs + k / 4) * W + c].v[k % 4] =
@@ -222,13 +228,11 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   // Each item's state, and the input projection of the step at hand, loaded a step ahead.
   Item items[kItems];
   T c[kItems], h_own[kItems], x[kItems][3];
-  int64_t length[kItems];
 #pragma unroll
   for (int m = 0; m < kItems; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
     c[m] = it.valid ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
     h_own[m] = it.valid ? T(h0[it.b * S + it.j]) : T(0);
-    length[m] = !it.valid ? 0 : p.lengths ? p.lengths[it.b] : p.time;
 #pragma unroll
     for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
   }
@@ -284,7 +288,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
 #pragma unroll
         for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
       }
-      if (t < length[m]) {
+      if (t < it.length) {
         const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
         c[m] = o.new_cell;
         h_own[m] = o.new_h;
@@ -351,7 +355,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
-  const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+  const int thread = thread_rank(), threads = block_threads();
   for (int i = thread; i < 3 * W * S; i += threads) {
     const int row = i / S, k = i % S, g = row / W, c = row % W, j = at.j0 + c;
     w[(g * packs + c / 4) * S + k].v[c % 4] =
@@ -360,14 +364,12 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
   Item items[kItems];
   T dh[kItems], dc[kItems];
-  int64_t length[kItems];
   StepInputs<T> in[kItems];
 #pragma unroll
   for (int m = 0; m < kItems; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
     dh[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_h)[it.b * S + it.j]) : T(0);
     dc[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_c)[it.b * S + it.j]) : T(0);
-    length[m] = !it.valid ? 0 : p.lengths ? p.lengths[it.b] : p.time;
     if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
@@ -381,7 +383,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
       if (!it.valid) continue;
       scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
       T d[3] = {T(0), T(0), T(0)};
-      if (t < length[m]) {
+      if (t < it.length) {
         const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
                                                             in[m].z[2], in[m].c_prev);
         dc[m] = o.d_old_cell;
@@ -431,7 +433,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 #pragma unroll
     for (int m = 0; m < kItems; ++m) {
       const Item& it = items[m];
-      if (!it.valid || t >= length[m]) continue;  // past the end h passes through unchanged
+      if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
       T total = T(0);
       if (tiling.tiles == 1) {
         for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
