@@ -39,21 +39,25 @@ def check_non_empty(op, t, name, dim, what):
 
 
 def check_same_kind(op, named):
+    """Every tensor but None (an optional argument not given) on the first's device, of its dtype."""
     first_name, first = named[0]
     torch._check(first.dtype in DTYPES, lambda: f"{op}: {first_name} must be a floating-point tensor "
                                                 f"(float64, float32, float16 or bfloat16), got {_dtype_name(first.dtype)}")
     for name, t in named:
+        if t is None:
+            continue
         torch._check(t.device == first.device, lambda: f"{op}: all tensors must be on one device: {first_name} is "
                                                        f"on {first.device} but {name} is on {t.device}")
         torch._check(t.dtype == first.dtype, lambda: f"{op}: all tensors must have one dtype: {first_name} is "
                                                      f"{_dtype_name(first.dtype)} but {name} is {_dtype_name(t.dtype)}")
 
 
-def check_parameters(op, weights, bias, features, h) -> int:
-    """The state size; bias None where there is none to check."""
+def check_parameters(op, weights, bias, features, given_state) -> int:
+    """The state size; bias None where there is none to check; given_state: the state size of the
+    caller's state tensors, expected where weights' rows do not divide by three (0: rows // 3)."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     rows = weights.shape[0]
-    state = rows // 3 if rows % 3 == 0 and rows > 0 else h.shape[-1]
+    state = rows // 3 if rows % 3 == 0 and rows > 0 else given_state if given_state > 0 else rows // 3
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
                 (3 * state, state + features))
     if bias is not None:
@@ -72,7 +76,7 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
     check_non_empty(op, old_h, "old_h", 1, "state")
     check_non_empty(op, input, "input", 1, "feature")
-    state = check_parameters(op, weights, bias, input.shape[1], old_h)
+    state = check_parameters(op, weights, bias, input.shape[1], old_h.shape[1])
     batch = input.shape[0]
     check_shape(op, old_h, "old_h", "(batch, state_size)", (batch, state))
     check_shape(op, old_cell, "old_cell", "(batch, state_size)", (batch, state))
@@ -80,15 +84,19 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
 
 
 def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int, int]:
-    """(time, batch, state_size) of a sequence operator; dtypes and devices are the caller's."""
+    """(time, batch, state_size) of a sequence operator; dtypes and devices are the caller's; h0
+    and c0 may be None (zeros)."""
     check_rank(op, input, "input", 3, "(time, batch, input_features)")
-    check_rank(op, h0, "h0", 2, "(batch, state_size)")
-    check_non_empty(op, h0, "h0", 1, "state")
+    states = [(name, t) for name, t in (("h0", h0), ("c0", c0)) if t is not None]
+    for name, t in states:
+        check_rank(op, t, name, 2, "(batch, state_size)")
+        check_non_empty(op, t, name, 1, "state")
     check_non_empty(op, input, "input", 2, "feature")
-    state = check_parameters(op, weights, bias, input.shape[2], h0)
+    state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
+    check_non_empty(op, weights, "weights", 0, "first")
     time, batch = input.shape[0], input.shape[1]
-    check_shape(op, h0, "h0", "(batch, state_size)", (batch, state))
-    check_shape(op, c0, "c0", "(batch, state_size)", (batch, state))
+    for name, t in states:
+        check_shape(op, t, name, "(batch, state_size)", (batch, state))
     if lengths is not None:
         torch._check(lengths.dtype == torch.int64,
                      lambda: f"{op}: lengths must be an int64 tensor, got {_dtype_name(lengths.dtype)}")

@@ -59,17 +59,18 @@ def _register_fake_kernels(namespace: str) -> None:
             gates, cells = input.new_empty((0,)), input.new_empty((0,))
         else:
             gates, cells = input.new_empty((time, batch, 3 * state)), torch.empty_like(output)
-        return output, h0.new_empty((batch, state)), c0.new_empty((batch, state)), gates, cells
+        return output, input.new_empty((batch, state)), input.new_empty((batch, state)), gates, cells
 
     @torch.library.register_fake(ops.sequence_backward.default)
     def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):
         want_input, want_weights, want_bias = output_mask
+        batch, state = output.shape[1], output.shape[2]
         return (
             torch.empty_like(input, memory_format=torch.contiguous_format) if want_input else None,
             weights.new_empty(weights.shape) if want_weights else None,
             weights.new_empty((weights.shape[0],)) if want_bias else None,
-            h0.new_empty(h0.shape),
-            c0.new_empty(c0.shape),
+            output.new_empty((batch, state)),
+            output.new_empty((batch, state)),
         )
 
 
@@ -205,8 +206,7 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     if batch_first:
         input = input.transpose(0, 1)
     if state is None:
-        zeros = input.new_zeros(input.shape[1] if input.dim() == 3 else 0, weights.shape[0] // 3)
-        state = (zeros, zeros)
+        state = (None, None)  # the op's zeros: no tensors to allocate and fill
     # Inference mode skips the autograd kernel, which otherwise tells the op whether a backward follows.
     for_backward = False if not torch.compiler.is_compiling() and torch.is_inference_mode_enabled() else None
     output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward)

@@ -34,7 +34,7 @@ inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Te
   check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
   check_non_empty(op, old_h, "old_h", 1, "state");
   check_non_empty(op, input, "input", 1, "feature");
-  const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h);
+  const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h.size(1));
   const StepSizes s{input.size(0), cell.features, cell.state};
   check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   return s;

@@ -55,7 +55,8 @@ inline void check_non_empty(const char* op, const Tensor& t, const char* name, i
 
 using Named = std::pair<const char*, const Tensor*>;
 
-// Every tensor on `first`'s device and of its dtype, one of the supported ones.
+// Every defined tensor on `first`'s device and of its dtype, one of the supported ones (an
+// undefined one is an optional argument not given).
 inline void check_same_kind(const char* op, std::initializer_list<Named> named) {
   const auto& [first_name, first] = *named.begin();
   const auto dtype = first->scalar_type();
@@ -63,6 +64,7 @@ inline void check_same_kind(const char* op, std::initializer_list<Named> named) 
                                          " must be a floating-point tensor (float64, float32, float16 or bfloat16), got ",
                                          c10::toString(dtype)}));
   for (const auto& [name, t] : named) {
+    if (!t->defined()) continue;
     TORCH_CHECK(t->device() == first->device(), join({op, ": all tensors must be on one device: ", first_name, " is on ",
                                                       first->device().str(), " but ", name, " is on ", t->device().str()}));
     TORCH_CHECK(t->scalar_type() == dtype, join({op, ": all tensors must have one dtype: ", first_name, " is ",
@@ -78,11 +80,14 @@ struct CellSizes {
   int64_t features, state;
 };
 
-// bias: nullptr where the caller has none to check.
+// bias: nullptr where the caller has none to check. given_state: the state size of the caller's
+// state tensors, the size expected where weights' rows do not divide by three (0: the caller has
+// none, and rows / 3 is expected).
 inline CellSizes check_parameters(const char* op, const Tensor& weights, const Tensor* bias, int64_t features,
-                                  const Tensor& h) {
+                                  int64_t given_state) {
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
-  const int64_t state = weights.size(0) % 3 == 0 && weights.size(0) > 0 ? weights.size(0) / 3 : h.size(-1);
+  const int64_t rows = weights.size(0);
+  const int64_t state = rows % 3 == 0 && rows > 0 ? rows / 3 : given_state > 0 ? given_state : rows / 3;
   check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * state, state + features});
   TORCH_CHECK(!bias || (bias->numel() == 3 * state && (bias->dim() == 1 || (bias->dim() == 2 && bias->size(0) == 1))),

@@ -16,7 +16,6 @@
 #include <ATen/ops/mv.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/zeros_like.h>
 
 #include <array>
 #include <optional>
@@ -29,17 +28,23 @@ struct SequenceSizes {
   int64_t time, batch, features, state;
 };
 
-// The dtypes and devices are the caller's to check. bias: nullptr where the caller has none.
+// The dtypes and devices are the caller's to check. bias: nullptr where the caller has none; h0
+// and c0 may be undefined (zeros).
 inline SequenceSizes check_sequence(const char* op, const Tensor& input, const Tensor& weights, const Tensor* bias,
                                     const Tensor& h0, const Tensor& c0, const Tensor& lengths) {
   check_rank(op, input, "input", 3, "(time, batch, input_features)");
-  check_rank(op, h0, "h0", 2, "(batch, state_size)");
-  check_non_empty(op, h0, "h0", 1, "state");
+  for (const auto& [name, state] : {Named{"h0", &h0}, Named{"c0", &c0}}) {
+    if (!state->defined()) continue;
+    check_rank(op, *state, name, 2, "(batch, state_size)");
+    check_non_empty(op, *state, name, 1, "state");
+  }
   check_non_empty(op, input, "input", 2, "feature");
-  const CellSizes cell = check_parameters(op, weights, bias, input.size(2), h0);
+  const Tensor& given = h0.defined() ? h0 : c0;
+  const CellSizes cell = check_parameters(op, weights, bias, input.size(2), given.defined() ? given.size(1) : 0);
+  check_non_empty(op, weights, "weights", 0, "first");
   const SequenceSizes s{input.size(0), input.size(1), cell.features, cell.state};
-  check_shape(op, h0, "h0", "(batch, state_size)", {s.batch, s.state});
-  check_shape(op, c0, "c0", "(batch, state_size)", {s.batch, s.state});
+  if (h0.defined()) check_shape(op, h0, "h0", "(batch, state_size)", {s.batch, s.state});
+  if (c0.defined()) check_shape(op, c0, "c0", "(batch, state_size)", {s.batch, s.state});
   if (lengths.defined()) {
     TORCH_CHECK(lengths.scalar_type() == at::kLong,
                 join({op, ": lengths must be an int64 tensor, got ", c10::toString(lengths.scalar_type())}));
@@ -67,19 +72,31 @@ inline Tensor checked_lengths(const char* op, const Tensor& lengths, int64_t tim
 
 // What a backend's recurrence reads and writes. Forward: gates holds the input projection and
 // receives the pre-activations; output, h_n, c_n and, when defined (a backward may follow), cells
-// are written. With cells undefined, gates is only a workspace. Backward: d_h and d_c hold the
-// gradients of h_n and c_n and receive those of h0 and c0; gates receives its gradients.
+// are written. With cells undefined, gates is only a workspace. Backward: grad_h_n and grad_c_n
+// (undefined: zero) are the gradients of h_n and c_n; d_h and d_c receive those of h0 and c0, and
+// gates its gradients. d_bias, where defined, is the bias gradient the caller wants: a backend that
+// sums it as the steps go sets bias_summed, and the caller sums the gate gradients otherwise.
 struct Recurrence {
   SequenceSizes sizes;
-  Tensor weights, h0, c0;
+  Tensor weights, h0, c0;  // h0, c0: undefined where the initial state is zeros
   Tensor lengths;  // on the CPU, checked; undefined: every sequence runs `time` steps
   Tensor input, bias;  // the forward's, bias as (3 * state,)
   Tensor gates, output, cells, h_n, c_n;
   Tensor grad_output;  // may be undefined (zero) and of any strides
+  Tensor grad_h_n, grad_c_n;  // undefined or contiguous, of the dtype
   Tensor d_h, d_c;
+  Tensor d_bias;
+  bool bias_summed = false;
 };
 using RecurrenceForward = void (*)(Recurrence& r);
 using RecurrenceBackward = void (*)(Recurrence& r);
+
+// A tensor of the recurrence's own, shaped like `like` and of `dtype`, that it may overwrite: a
+// copy of `given`, or zeros where given is undefined (an initial state or a gradient that is zero).
+inline Tensor own_or_zeros(const Tensor& given, const Tensor& like, at::ScalarType dtype) {
+  return given.defined() ? given.to(dtype, /*non_blocking=*/false, /*copy=*/true)
+                         : at::zeros(like.sizes(), like.options().dtype(dtype));
+}
 
 // The input projection of every step in one product, into gates (the backends call it first,
 // each in the dtype it runs the recurrence in).
@@ -90,20 +107,26 @@ inline void project_input(const Recurrence& r) {
                 r.weights.narrow(1, s.state, s.features).t());
 }
 
+inline Tensor contiguous_or_none(const std::optional<Tensor>& t) {
+  return t.has_value() && t->defined() ? t->contiguous() : Tensor();
+}
+
 // Returns output (time, batch, state), h_n, c_n (batch, state) and, for the backward, gates and
 // cells (time, batch, 3 * state and state), or two empty tensors when for_backward is false.
 template <RecurrenceForward recurrence>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor& input, const Tensor& weights,
-                                                                    const Tensor& bias, const Tensor& h0,
-                                                                    const Tensor& c0,
+                                                                    const Tensor& bias,
+                                                                    const std::optional<Tensor>& h0,
+                                                                    const std::optional<Tensor>& c0,
                                                                     const std::optional<Tensor>& lengths,
                                                                     std::optional<bool> for_backward) {
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
-  check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &h0}, {"c0", &c0}});
-  const SequenceSizes s = check_sequence(op, input, weights, &bias, h0, c0, given_lengths);
+  Recurrence r{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)};
+  check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &r.h0}, {"c0", &r.c0}});
+  const SequenceSizes s = r.sizes = check_sequence(op, input, weights, &bias, r.h0, r.c0, given_lengths);
+  r.lengths = checked_lengths(op, given_lengths, s.time);
   const auto opts = input.options();
-  Recurrence r{s, weights, h0.contiguous(), c0.contiguous(), checked_lengths(op, given_lengths, s.time)};
   r.input = input;
   r.bias = bias.reshape({3 * s.state});
   r.gates = at::empty({s.time, s.batch, 3 * s.state}, opts);
@@ -117,23 +140,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};
 }
 
-// The gradients of h_n and c_n, as copies that the recurrence may overwrite, and zeros for those
-// not given (both from one allocation, one launch fewer for the common loss on the output alone).
-inline std::pair<Tensor, Tensor> state_gradients(const std::optional<Tensor>& grad_h_n,
-                                                 const std::optional<Tensor>& grad_c_n, const Tensor& like) {
-  auto given = [](const std::optional<Tensor>& g) { return g.has_value() && g->defined(); };
-  if (!given(grad_h_n) && !given(grad_c_n)) {
-    const Tensor zeros = at::zeros({2, like.size(0), like.size(1)}, like.options());
-    return {zeros[0], zeros[1]};
-  }
-  auto copy_or_zeros = [&](const std::optional<Tensor>& g) {
-    return given(g) ? g->to(like.options(), /*non_blocking=*/false, /*copy=*/true).contiguous() : at::zeros_like(like);
-  };
-  return {copy_or_zeros(grad_h_n), copy_or_zeros(grad_c_n)};
-}
-
 // d_weights from the gate gradients of every step (time * batch, 3 * state): against the input
-// for W_x, against h before each step for W_h.
+// for W_x, against h before each step for W_h (h0 undefined: zeros).
 inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                         const Tensor& h0, const Tensor& output) {
   Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, d_gates.options());
@@ -141,14 +149,14 @@ inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_
   at::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
   // h before step t is h0 for t = 0 and output[t - 1] after: wherever a step ran, the step before
   // it ran too, and where it did not the gate gradients are zero.
-  if (s.time == 0) {
-    d_w_h.zero_();
-  } else {
-    at::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
-  }
+  const bool from_h0 = h0.defined() && s.time > 0;
+  if (from_h0) at::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
   if (s.time > 1) {
-    d_w_h.addmm_(d_gates.narrow(0, s.batch, (s.time - 1) * s.batch).t(),
-                 output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state}));
+    const Tensor d_later = d_gates.narrow(0, s.batch, (s.time - 1) * s.batch).t();
+    const Tensor h_later = output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state});
+    from_h0 ? d_w_h.addmm_(d_later, h_later) : at::mm_out(d_w_h, d_later, h_later);
+  } else if (!from_h0) {
+    d_w_h.zero_();
   }
   return d_weights;
 }
@@ -160,35 +168,42 @@ inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_
 template <RecurrenceBackward recurrence>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     const std::optional<Tensor>& grad_output, const std::optional<Tensor>& grad_h_n,
-    const std::optional<Tensor>& grad_c_n, const Tensor& input, const Tensor& weights, const Tensor& h0,
-    const Tensor& c0, const std::optional<Tensor>& lengths, const Tensor& output, const Tensor& gates,
-    const Tensor& cells, std::array<bool, 3> output_mask) {
+    const std::optional<Tensor>& grad_c_n, const Tensor& input, const Tensor& weights,
+    const std::optional<Tensor>& h0, const std::optional<Tensor>& c0, const std::optional<Tensor>& lengths,
+    const Tensor& output, const Tensor& gates, const Tensor& cells, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_sequence_backward";
   const Tensor given_lengths = lengths.value_or(Tensor());
-  check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"h0", &h0}, {"c0", &c0}, {"output", &output},
-                       {"gates", &gates}, {"cells", &cells}});
-  const SequenceSizes s = check_sequence(op, input, weights, nullptr, h0, c0, given_lengths);
+  Recurrence r{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)};
+  r.grad_output = grad_output.value_or(Tensor());
+  r.grad_h_n = contiguous_or_none(grad_h_n);
+  r.grad_c_n = contiguous_or_none(grad_c_n);
+  check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"h0", &r.h0}, {"c0", &r.c0}, {"output", &output},
+                       {"gates", &gates}, {"cells", &cells}, {"grad_output", &r.grad_output},
+                       {"grad_h_n", &r.grad_h_n}, {"grad_c_n", &r.grad_c_n}});
+  const SequenceSizes s = r.sizes = check_sequence(op, input, weights, nullptr, r.h0, r.c0, given_lengths);
+  r.lengths = checked_lengths(op, given_lengths, s.time);
   check_shape(op, output, "output", "(time, batch, state_size)", {s.time, s.batch, s.state});
   check_shape(op, cells, "cells", "(time, batch, state_size)", {s.time, s.batch, s.state});
   check_shape(op, gates, "gates", "(time, batch, 3 * state_size)", {s.time, s.batch, 3 * s.state});
   TORCH_CHECK(gates.is_contiguous() && cells.is_contiguous() && output.is_contiguous(),
               join({op, ": output, gates and cells must be contiguous, as the forward returns them"}));
-  Recurrence r{s, weights, h0.contiguous(), c0.contiguous(), checked_lengths(op, given_lengths, s.time)};
   r.gates = gates;
   r.output = output;
   r.cells = cells;
-  if (grad_output.has_value() && grad_output->defined()) {
-    check_same_kind(op, {{"input", &input}, {"grad_output", &*grad_output}});
-    check_shape(op, *grad_output, "grad_output", "(time, batch, state_size)", {s.time, s.batch, s.state});
-    r.grad_output = *grad_output;
+  if (r.grad_output.defined()) {
+    check_shape(op, r.grad_output, "grad_output", "(time, batch, state_size)", {s.time, s.batch, s.state});
   }
-  std::tie(r.d_h, r.d_c) = state_gradients(grad_h_n, grad_c_n, r.h0);
-  check_shape(op, r.d_h, "grad_h_n", "(batch, state_size)", {s.batch, s.state});
-  check_shape(op, r.d_c, "grad_c_n", "(batch, state_size)", {s.batch, s.state});
+  for (const auto& [name, t] : {Named{"grad_h_n", &r.grad_h_n}, Named{"grad_c_n", &r.grad_c_n}}) {
+    if (t->defined()) check_shape(op, *t, name, "(batch, state_size)", {s.batch, s.state});
+  }
+  // Two allocations: outputs of an operator must not alias each other.
+  r.d_h = at::empty({s.batch, s.state}, input.options());
+  r.d_c = at::empty({s.batch, s.state}, input.options());
+  const auto [want_input, want_weights, want_bias] = output_mask;
+  if (want_bias) r.d_bias = at::empty({3 * s.state}, input.options());
   recurrence(r);
 
   // With the gate gradients of every step: the input and weight gradients in a few products.
-  const auto [want_input, want_weights, want_bias] = output_mask;
   const Tensor d_gates = gates.view({s.time * s.batch, 3 * s.state});
   const Tensor d_input =
       want_input ? at::mm(d_gates, weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
@@ -196,8 +211,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
   const Tensor d_weights = want_weights ? sequence_weights_gradient(s, d_gates, input, r.h0, output) : Tensor();
   // d_bias as a product with ones rather than at::sum over the rows: on CUDA the sum stages its
   // partial sums in a buffer of about two thirds of d_gates' size.
-  const Tensor d_bias = want_bias ? at::mv(d_gates.t(), at::ones({s.time * s.batch}, d_gates.options())) : Tensor();
-  return {d_input, d_weights, d_bias, r.d_h, r.d_c};
+  if (want_bias && !r.bias_summed) at::mv_out(r.d_bias, d_gates.t(), at::ones({s.time * s.batch}, d_gates.options()));
+  return {d_input, d_weights, r.d_bias, r.d_h, r.d_c};
 }
 
 }  // namespace lltm

@@ -14,16 +14,16 @@ using OptionalTensor = std::optional<Tensor>;
 
 const auto& forward_op() {
   static const auto op =
-      find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
-                                                                 const Tensor&, const Tensor&, const OptionalTensor&,
-                                                                 std::optional<bool>)>(LLTM_OP("sequence_forward"));
+      find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
+          const Tensor&, const Tensor&, const Tensor&, const OptionalTensor&, const OptionalTensor&,
+          const OptionalTensor&, std::optional<bool>)>(LLTM_OP("sequence_forward"));
   return op;
 }
 
 const auto& backward_op() {
   static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
       const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&,
-      const Tensor&, const Tensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
+      const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
       std::array<bool, 3>)>(LLTM_OP("sequence_backward"));
   return op;
 }
@@ -67,16 +67,20 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
                                           task_should_compute_output(2)};
     auto [d_input, d_weights, d_bias, d_h0, d_c0] = backward_op().call(
         defined_or_none(grads[0]), defined_or_none(grads[1]), defined_or_none(grads[2]), input.unpack(),
-        weights.unpack(), h0.unpack(), c0.unpack(), defined_or_none(lengths.unpack()), output.unpack(getptr()),
-        workspace, cells.unpack(), output_mask);
-    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias, d_h0, d_c0};
+        weights.unpack(), defined_or_none(h0.unpack()), defined_or_none(c0.unpack()),
+        defined_or_none(lengths.unpack()), output.unpack(getptr()), workspace, cells.unpack(), output_mask);
+    // Not for an initial state that was not given (zeros): there is no edge to take them.
+    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias,
+            task_should_compute_output(3) ? d_h0 : Tensor(), task_should_compute_output(4) ? d_c0 : Tensor()};
   }
 };
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor& input, const Tensor& weights,
-                                                                    const Tensor& bias, const Tensor& h0,
-                                                                    const Tensor& c0, const OptionalTensor& lengths,
+                                                                    const Tensor& bias, const OptionalTensor& given_h0,
+                                                                    const OptionalTensor& given_c0,
+                                                                    const OptionalTensor& lengths,
                                                                     std::optional<bool> for_backward) {
+  const Tensor h0 = given_h0.value_or(Tensor()), c0 = given_c0.value_or(Tensor());
   const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
   TORCH_CHECK(for_backward.value_or(true) || !requires_grad,
               "lltm_sequence: for_backward=False leaves out what the backward needs, but an input requires a "
@@ -85,7 +89,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> forward_autograd(const Tensor
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     // Without a backward to come, the cell states of every step are not written; a caller that
     // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
-    return forward_op().call(input, weights, bias, h0, c0, lengths, for_backward.value_or(requires_grad));
+    return forward_op().call(input, weights, bias, given_h0, given_c0, lengths, for_backward.value_or(requires_grad));
   }();
   if (!requires_grad) return out;
   auto& [output, h_n, c_n, gates, cells] = out;

@@ -6,6 +6,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
 namespace lltm {
@@ -22,9 +23,10 @@ void cpu_forward(Recurrence& r) {
   project_input(r);
   // The state before the step; without cells (no backward follows), the new cell state goes to
   // two buffers in turn (the fused pass may not write over the state it reads).
-  Tensor h = r.h0, c = r.c0;
+  const auto dtype = r.h_n.scalar_type();
+  Tensor h = own_or_zeros(r.h0, r.h_n, dtype), c = own_or_zeros(r.c0, r.c_n, dtype);
   const bool keep = r.cells.defined();
-  const Tensor buffers[2] = {keep ? Tensor() : at::empty_like(r.c0), keep ? Tensor() : at::empty_like(r.c0)};
+  const Tensor buffers[2] = {keep ? Tensor() : at::empty_like(c), keep ? Tensor() : at::empty_like(c)};
   for (int64_t t = 0; t < s.time; ++t) {
     Tensor gates = r.gates.select(0, t), output = r.output.select(0, t);
     Tensor new_c = keep ? r.cells.select(0, t) : buffers[t % 2];
@@ -47,25 +49,31 @@ void cpu_forward(Recurrence& r) {
 void cpu_backward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
+  const auto dtype = r.d_h.scalar_type();
+  // The gradients of h and of the cell state after the step at hand.
+  const Tensor d_h = own_or_zeros(r.grad_h_n, r.d_h, dtype), d_c = own_or_zeros(r.grad_c_n, r.d_c, dtype);
+  const Tensor c0 = r.c0.defined() ? r.c0 : at::zeros_like(d_c);
   for (int64_t t = s.time - 1; t >= 0; --t) {
     Tensor gates = r.gates.select(0, t);
-    const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : r.c0;
+    const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : c0;
     // d_h becomes the gradient of h after step t: from the steps after it and from the output.
-    const Tensor d_h_next = r.lengths.defined() ? r.d_h.clone() : r.d_h;
-    if (r.grad_output.defined()) r.d_h.add_(r.grad_output.select(0, t));
+    const Tensor d_h_next = r.lengths.defined() ? d_h.clone() : d_h;
+    if (r.grad_output.defined()) d_h.add_(r.grad_output.select(0, t));
     // In place: each row's pre-activations become its gate gradients, and d_c that of c_prev.
-    const Tensor d_c_next = r.lengths.defined() ? r.d_c.clone() : r.d_c;
-    cpu::backward(r.d_h, d_c_next, gates, c_prev, gates, r.d_c, Tensor());
+    const Tensor d_c_next = r.lengths.defined() ? d_c.clone() : d_c;
+    cpu::backward(d_h, d_c_next, gates, c_prev, gates, d_c, Tensor());
     if (r.lengths.defined()) {
       // Past a sequence's end the step did not run: no gate gradients, d_h and d_c pass through.
       const Tensor run = running(r, t);
       gates.masked_fill_(run.logical_not(), 0);
-      r.d_c.copy_(at::where(run, r.d_c, d_c_next));
-      r.d_h.copy_(at::where(run, 0, d_h_next)).addmm_(gates, w_h);
+      d_c.copy_(at::where(run, d_c, d_c_next));
+      d_h.copy_(at::where(run, 0, d_h_next)).addmm_(gates, w_h);
     } else {
-      r.d_h.addmm_(gates, w_h, /*beta=*/0);
+      d_h.addmm_(gates, w_h, /*beta=*/0);
     }
   }
+  r.d_h.copy_(d_h);
+  r.d_c.copy_(d_c);
 }
 
 // Half types run `recurrence` in float: the state and its gradients are not rounded between
@@ -82,7 +90,8 @@ void in_float(Recurrence& r) {
   Recurrence f = r;
   for (Field field : {&Recurrence::weights, &Recurrence::h0, &Recurrence::c0, &Recurrence::input, &Recurrence::bias,
                       &Recurrence::gates, &Recurrence::output, &Recurrence::cells, &Recurrence::h_n, &Recurrence::c_n,
-                      &Recurrence::grad_output, &Recurrence::d_h, &Recurrence::d_c}) {
+                      &Recurrence::grad_output, &Recurrence::grad_h_n, &Recurrence::grad_c_n, &Recurrence::d_h,
+                      &Recurrence::d_c}) {
     if ((f.*field).defined()) f.*field = (f.*field).to(at::kFloat);
   }
   recurrence(f);

@@ -49,29 +49,43 @@ struct Tiling {
   size_t shared_bytes = 0;
 };
 
-// The workspace where tiles > 1: what the blocks of a group exchange, in the math type (the
+// The workspace, in the math type: where tiles > 1, what the blocks of a group exchange (the
 // forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x batch x state; two
-// halves that alternate with the step's parity), then an arrival counter per group of rows.
+// halves that alternate with the step's parity); where the backward sums d_bias over more than
+// one group of rows, each group's sums (groups x 3 x state). Then counters that start at zero: an
+// arrival counter per group (tiles > 1), then a ticket per tile (the d_bias sums).
 template <typename T>
 struct Workspace {
   T* exchange;
+  T* bias_sums;
   int* arrivals;
+  int* tickets;
 };
 
-LLTM_HD size_t exchange_elements(const SequenceParams& p, const Tiling& t, bool forward) {
-  return 2 * (forward ? 1 : t.tiles) * p.batch * p.state;
+struct WorkspaceSizes {
+  int64_t exchange, bias_sums;  // elements of the math type
+  int64_t arrivals, tickets;    // counters
+};
+
+LLTM_HD WorkspaceSizes workspace_sizes(const SequenceParams& p, const Tiling& t, bool forward) {
+  const int64_t groups = ceil_div(p.batch, t.rows);
+  const bool split = t.tiles > 1, bias = !forward && p.d_bias != nullptr && groups > 1;
+  return {split ? 2 * (forward ? 1 : t.tiles) * p.batch * p.state : 0, bias ? groups * 3 * p.state : 0,
+          split ? groups : 0, bias ? t.tiles : 0};
 }
 
 template <typename T>
 LLTM_HD Workspace<T> workspace(const SequenceParams& p, const Tiling& t, bool forward) {
+  const WorkspaceSizes n = workspace_sizes(p, t, forward);
   T* exchange = static_cast<T*>(p.workspace);
-  return {exchange, reinterpret_cast<int*>(exchange + exchange_elements(p, t, forward))};
+  int* arrivals = reinterpret_cast<int*>(exchange + n.exchange + n.bias_sums);
+  return {exchange, exchange + n.exchange, arrivals, arrivals + n.arrivals};
 }
 
 template <typename T>
 size_t workspace_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
-  if (t.tiles <= 1) return 0;
-  return sizeof(T) * exchange_elements(p, t, forward) + sizeof(int) * ceil_div(p.batch, t.rows);
+  const WorkspaceSizes n = workspace_sizes(p, t, forward);
+  return sizeof(T) * (n.exchange + n.bias_sums) + sizeof(int) * (n.arrivals + n.tickets);
 }
 
 int block_columns(const SequenceParams& p, const Tiling& t, bool forward) {
@@ -144,6 +158,19 @@ __device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
 // This thread's index in its (2-D) block, and the block's number of threads.
 __device__ __forceinline__ int thread_rank() { return threadIdx.y * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
+
+// Whether this block is the last of `count` to take a ticket: what the others wrote to global
+// memory before taking theirs is then visible to every thread of this one. Needs no residency.
+__device__ __forceinline__ bool last_to_arrive(int* tickets, int count) {
+  __syncthreads();
+  bool last = false;
+  if (thread_rank() == 0) {
+    __threadfence();
+    last = atomicAdd(tickets, 1) == count - 1;
+    __threadfence();
+  }
+  return __syncthreads_or(last);
+}
 
 // The cells of the state a thread updates: item m is (row r, column c) of the block's R x width,
 // with the length of row b's sequence (0 where the item lies past the batch or the state).
@@ -220,7 +247,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   for (int i = thread; i < R * padded; i += threads) {
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
-    h[i] = b < B && k < S ? T(h0[b * S + k]) : T(0);
+    h[i] = h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
   auto* output = static_cast<scalar_t*>(p.output);
@@ -231,8 +258,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
 #pragma unroll
   for (int m = 0; m < kItems; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    c[m] = it.valid ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
-    h_own[m] = it.valid ? T(h0[it.b * S + it.j]) : T(0);
+    c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
+    h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
 #pragma unroll
     for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
   }
@@ -335,9 +362,10 @@ template <typename scalar_t, typename T = opmath_t<scalar_t>>
 __device__ __forceinline__ StepInputs<T> step_inputs(const SequenceParams& p, int64_t t, int64_t b, int64_t j) {
   const int64_t S = p.state, B = p.batch;
   const auto* z = static_cast<const scalar_t*>(p.gates) + (t * B + b) * 3 * S + j;
-  const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + ((t - 1) * B + b) * S + j
-                             : static_cast<const scalar_t*>(p.c0) + b * S + j;
-  return {{T(z[0]), T(z[S]), T(z[2 * S])}, T(*c_prev), T(grad_output_at<scalar_t>(p, t, b, j))};
+  const T c_prev = t > 0             ? T(static_cast<const scalar_t*>(p.cells)[((t - 1) * B + b) * S + j])
+                   : p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[b * S + j])
+                                     : T(0);
+  return {{T(z[0]), T(z[S]), T(z[2 * S])}, c_prev, T(grad_output_at<scalar_t>(p, t, b, j))};
 }
 
 template <typename scalar_t, int R>
@@ -363,13 +391,15 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   }
   for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
   Item items[kItems];
-  T dh[kItems], dc[kItems];
+  T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
   StepInputs<T> in[kItems];
+  const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
+  const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
 #pragma unroll
   for (int m = 0; m < kItems; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    dh[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_h)[it.b * S + it.j]) : T(0);
-    dc[m] = it.valid ? T(static_cast<const scalar_t*>(p.d_c)[it.b * S + it.j]) : T(0);
+    dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
+    dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
     if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
@@ -395,6 +425,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
       for (int g = 0; g < 3; ++g) {
         z[g * S] = scalar_t(d[g]);
         dg[(it.r * 3 + g) * W + it.c] = d[g];
+        bias[m][g] += d[g];
       }
       if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
     }
@@ -452,6 +483,40 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
     static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
   }
+  if (p.d_bias == nullptr) return;
+  // d_bias: the items' sums added up over the block's rows in dg (free now: the last step's
+  // reduction has read it, and where no item is it holds zeros), then over the groups of rows,
+  // in a fixed order, by the last block of the tile to finish.
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+#pragma unroll
+    for (int g = 0; g < 3; ++g) dg[(it.r * 3 + g) * W + it.c] = bias[m][g];
+  }
+  __syncthreads();
+  auto* d_bias = static_cast<scalar_t*>(p.d_bias);
+  const int groups = gridDim.x / tiling.tiles;
+  for (int i = thread; i < 3 * W; i += threads) {
+    const int g = i / W, c = i % W, j = at.j0 + c;
+    if (j >= S) continue;
+    T total = T(0);
+#pragma unroll
+    for (int r = 0; r < R; ++r) total += dg[(r * 3 + g) * W + c];
+    if (groups == 1) {
+      d_bias[g * S + j] = scalar_t(total);
+    } else {
+      __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
+    }
+  }
+  if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
+  for (int i = thread; i < 3 * W; i += threads) {
+    const int g = i / W, j = at.j0 + i % W;
+    if (j >= S) continue;
+    T total = T(0);
+    for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
+    d_bias[g * S + j] = scalar_t(total);
+  }
 }
 
 template <typename scalar_t>
@@ -495,7 +560,7 @@ __global__ void __launch_bounds__(kStepThreads)
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
-  const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);
+  const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
   auto* d_h = static_cast<T*>(d_h_);
   auto* d_c = static_cast<T*>(d_c_);
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
@@ -503,7 +568,8 @@ __global__ void __launch_bounds__(kStepThreads)
     scalar_t* z = gates + b * 3 * S + j;
     if (runs(p.lengths, b, t)) {
       const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j)) + d_h[i];
-      const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, d_c[i], T(z[0]), T(z[S]), T(z[2 * S]), T(c_prev[i]));
+      const T c = c_prev != nullptr ? T(c_prev[i]) : T(0);
+      const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, d_c[i], T(z[0]), T(z[S]), T(z[2 * S]), c);
       z[0] = scalar_t(o.d_input_gate);
       z[S] = scalar_t(o.d_output_gate);
       z[2 * S] = scalar_t(o.d_candidate);
@@ -529,9 +595,10 @@ cudaError_t launch_persistent(const SequenceParams& p, const Tiling& tiling, cud
     return error;
   }
   const int groups = static_cast<int>(ceil_div(p.batch, R));
-  if (tiling.tiles > 1) {  // the arrival counters start at zero
-    int* arrivals = workspace<opmath_t<scalar_t>>(p, tiling, kForward).arrivals;
-    if (const cudaError_t error = cudaMemsetAsync(arrivals, 0, sizeof(int) * groups, stream); error != cudaSuccess) {
+  if (const WorkspaceSizes n = workspace_sizes(p, tiling, kForward); n.arrivals + n.tickets > 0) {
+    int* counters = workspace<opmath_t<scalar_t>>(p, tiling, kForward).arrivals;
+    if (const cudaError_t error = cudaMemsetAsync(counters, 0, sizeof(int) * (n.arrivals + n.tickets), stream);
+        error != cudaSuccess) {
       return error;
     }
   }

@@ -18,8 +18,8 @@ struct SequenceParams {
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
   int64_t weights_ld;
-  const void* h0;          // (batch, state)
-  const void* c0;
+  const void* h0;          // (batch, state); nullptr: zeros
+  const void* c0;          // likewise
   void* gates;             // (time, batch, 3 * state): the pre-activations; the backward overwrites
                            // them with their gradients
   void* output;            // (time, batch, state)
@@ -30,8 +30,12 @@ struct SequenceParams {
   void* c_n;
   const void* grad_output;          // nullptr: zero
   int64_t grad_output_strides[3];   // of (time, batch, state), in elements
-  void* d_h;               // (batch, state): the gradient of the recurrent h carried between steps
-  void* d_c;               // (batch, state): the same of the cell state
+  const void* grad_h_n;    // (batch, state): the gradient of h_n; nullptr: zero
+  const void* grad_c_n;    // likewise of c_n
+  void* d_h;               // (batch, state): receives the gradient of h0
+  void* d_c;               // likewise of c0
+  void* d_bias;            // (3 * state,): where given, the persistent backward writes the bias
+                           // gradient, summed over the steps as they go
   void* workspace;         // persistent_workspace_bytes of the launch's direction
 };
 
@@ -47,8 +51,8 @@ size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype,
 // is given, receives the pre-activations; writes output, cells (where given), h_n and c_n.
 cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
-// Backward of every step, from d_h and d_c (the gradients of h_n and c_n): leaves the gate
-// gradients in `gates`, and the gradients of h0 and c0 in d_h and d_c.
+// Backward of every step, from grad_h_n and grad_c_n: leaves the gate gradients in `gates`, the
+// gradients of h0 and c0 in d_h and d_c, and where d_bias is given the bias gradient in it.
 cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
 
 // The step path runs in the dtype's opmath type (float for the half types): the pre-activations

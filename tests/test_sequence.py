@@ -1,6 +1,7 @@
 """The sequence operator and module against a Python loop over the reference cell."""
 
 import itertools
+import os
 
 import pytest
 import torch
@@ -101,13 +102,15 @@ def test_state_split_over_blocks(device):
     assert_matches(args, with_state=False)
 
 
-@pytest.mark.parametrize("time", [0, 7])
-def test_state_split_over_blocks_float32(device, time):
+@pytest.mark.parametrize(("time", "with_state"), [(0, True), (7, True), (7, False)],
+                         ids=["no steps", "7 steps", "7 steps, zero state"])
+def test_state_split_over_blocks_float32(device, time, with_state):
     """float32 at state 512 and batch 64, split over groups of blocks of 8 rows on CUDA (the
     benchmark's 64x256x512 case), against the float64 reference."""
     args64 = make_sequence(time, 64, 6, 512, device=device, seed=9)
     args = [a.detach().float().requires_grad_() for a in args64]
-    ours, ref = run(lltm_sequence, args), run(reference_lltm_sequence, args64)
+    ours, ref = run(lltm_sequence, args, with_state=with_state), run(reference_lltm_sequence, args64,
+                                                                    with_state=with_state)
     for name, a, b in zip(NAMES, ours, ref):
         assert rel_err(a.double(), b) < 1e-5, name
 
@@ -116,6 +119,53 @@ def test_default_state_and_batch_first(device):
     args = make_sequence(6, 3, 4, 5, device=device, seed=3)
     assert_matches(args, with_state=False)
     assert_matches(args, batch_first=True)
+
+
+def test_initial_state_parts_default_to_zeros(device):
+    """The operator takes h0 and c0 each as None for zeros: the same results and gradients as
+    zeros given, and gradcheck holds."""
+    input, weights, bias, h0, c0 = make_sequence(5, 3, 4, 6, device=device, seed=12)
+    lengths = torch.tensor([5, 2, 0])
+    op = torch.ops.lltm_jit.sequence_forward
+    for h, c in ((h0, None), (None, c0), (None, None)):
+        given = [t for t in (input, weights, bias, h, c) if t is not None]
+        zeros = [torch.zeros_like(h0) if t is None else t for t in (h, c)]
+        ours, ref = op(input, weights, bias, h, c, lengths)[:3], op(input, weights, bias, *zeros, lengths)[:3]
+        grads = [torch.randn_like(t) for t in ours]
+        for a, b in zip([*ours, *torch.autograd.grad(ours, given, grads)],
+                        [*ref, *torch.autograd.grad(ref, given, grads)]):
+            assert rel_err(a, b) < 1e-12
+        small = [t.detach()[:, :, :2].requires_grad_() if t is input else t for t in (input, weights, bias, h, c)]
+        small[1] = small[1].detach()[:, :8].requires_grad_()
+        assert torch.autograd.gradcheck(lambda *a: op(*a, lengths)[:3], small)
+
+
+def persistent(device):
+    """Whether the CUDA persistent kernels run (at sizes where they fit)."""
+    return device == "cuda" and os.environ.get("LLTM_JIT_SEQUENCE_KERNEL") != "step"
+
+
+def test_default_state_is_no_tensor(device):
+    """With the zero initial state the backward skips the first step's W_h product (one product
+    for the W_h gradient). On CUDA's persistent path no zeros are filled at all, forward or
+    backward, and the kernel sums the bias gradient as it goes, with no pass after it."""
+    input, weights, bias, h0, c0 = make_sequence(5, 3, 4, 6, device=device, seed=13, requires_grad=False)
+    for t in (input, weights, bias):
+        t.requires_grad_()
+
+    def backward_calls(state):
+        output, _ = lltm_sequence(input, weights, bias, state)
+        grad = torch.randn_like(output)
+        return aten_calls(lambda: torch.autograd.grad(output, (input, weights, bias), grad))
+
+    forward = aten_calls(lambda: lltm_sequence(input, weights, bias))
+    backward, with_state = backward_calls(None), backward_calls((h0, c0))
+    assert backward["aten::mm"] == with_state["aten::mm"] == 3  # d_input, W_x's, W_h's (or its first step's)
+    assert with_state["aten::addmm_"] - backward["aten::addmm_"] == 1  # W_h's for the later steps
+    if persistent(device):
+        for calls in (forward, backward):
+            assert calls["aten::fill_"] == calls["aten::zero_"] == 0
+        assert backward["aten::mv"] == 0
 
 
 def test_noncontiguous(device):
@@ -166,11 +216,16 @@ def test_opcheck(device):
         lengths = torch.tensor([4, 1, 0])
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, lengths))
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, None))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args[:3], None, None, lengths))
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default,
                               (*[a.detach() for a in args], lengths, False))
         for mask in ([True, True, True], [False, True, False]):  # outputs left out come back as None
             torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
                                   (*backward_op_args(args, lengths), mask))
+        # Zero initial state, and gradients of h_n and c_n not given.
+        no_state = backward_op_args([*args[:3], None, None], lengths)
+        no_state[1] = no_state[2] = None
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default, (*no_state, [True, True, True]))
 
 
 @pytest.mark.parametrize("no_grad", ["no_grad", "constant inputs"])
@@ -210,7 +265,7 @@ def allocations(fn):
 
 def backward_op_args(args, lengths=None):
     """The backward operator's arguments but the mask, from the forward operator on args."""
-    input, weights, _, h0, c0 = (a.detach() for a in args)
+    input, weights, _, h0, c0 = (None if a is None else a.detach() for a in args)
     output, h_n, c_n, gates, cells = torch.ops.lltm_jit.sequence_forward(input, weights, args[2].detach(), h0, c0,
                                                                          lengths, for_backward=True)
     grads = [torch.randn_like(output), torch.randn_like(h_n), torch.randn_like(c_n)]
@@ -245,6 +300,8 @@ def test_gradients_of_the_inputs_that_need_them(device, case):
     """Inputs that require no gradient (frozen weights, a constant input): the others' gradients
     equal the reference's, and the backward leaves out the products only the former need."""
     requires, products = PARTIAL_GRADIENTS[case]
+    if persistent(device):
+        products = {**products, "aten::mv": 0}  # the kernel sums d_bias as it goes
     args = [a.detach().requires_grad_(r) for a, r in zip(make_sequence(5, 3, 4, 6, device=device, seed=10), requires)]
     assert_partial_gradients(flat(lltm_sequence), flat(reference_lltm_sequence), args, products)
 
@@ -291,6 +348,13 @@ def test_torch_compile_fullgraph(device):
     with torch.no_grad():  # a graph of its own, whose forward keeps nothing for a backward
         for a, b in zip(compiled(x, state, lengths)[0], ref):
             assert rel_err(a, b) < 1e-14
+    x.requires_grad_()  # the zero state, which the op takes as None
+    ours, ref = compiled(x)[0], module(x)[0]
+    assert rel_err(ours, ref) < 1e-14
+    grad = torch.randn_like(ours)
+    for a, b in zip(torch.autograd.grad(ours, [x, *module.parameters()], grad),
+                    torch.autograd.grad(ref, [x, *module.parameters()], grad)):
+        assert rel_err(a, b) < 1e-12
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -321,9 +385,12 @@ def test_module_matches_the_cell_and_shares_its_state_dict(device):
     cell.load_state_dict(layer.state_dict())
 
 
-def bad(index, value, lengths=None):
+def bad(index, value, lengths=None, **others):
+    """The arguments with args[index] = value, and others by name (bias, h0, c0) replaced too."""
     args = make_sequence(4, 3, 5, 6, requires_grad=False)
     args[index] = value
+    for name, t in others.items():
+        args[("bias", "h0", "c0").index(name) + 2] = t
     return args, lengths
 
 
@@ -337,6 +404,11 @@ SHAPE_CASES = {
     "h0 batch": (bad(3, torch.randn(2, 6, dtype=torch.float64)),
                  r"lltm_sequence: h0 must have shape \(batch, state_size\) = \(3, 6\), got \(2, 6\)"),
     "c0 state": (bad(4, torch.randn(3, 7, dtype=torch.float64)), r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
+    "c0 state, no h0": (bad(4, torch.randn(3, 7, dtype=torch.float64), h0=None),
+                        r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
+    "no weight rows, no state": (bad(1, torch.randn(0, 5, dtype=torch.float64), h0=None, c0=None,
+                                     bias=torch.randn(0, dtype=torch.float64)),
+                                 r"weights must have a non-empty first dimension, got shape \(0, 5\)"),
     "weights features": (bad(1, torch.randn(18, 12, dtype=torch.float64)), r"weights must have shape .* = \(18, 11\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
     "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
@@ -370,7 +442,7 @@ def test_fake_kernel_gives_the_same_errors(case):
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode() as mode:
-        fakes = [mode.from_tensor(a) for a in args]
+        fakes = [None if a is None else mode.from_tensor(a) for a in args]
         fake_lengths = None if lengths is None else mode.from_tensor(lengths)
         with pytest.raises(RuntimeError, match=message):
             torch.ops.lltm_jit.sequence_forward(*fakes, fake_lengths)
