@@ -56,6 +56,7 @@ def check_parameters(op, weights, bias, features, given_state) -> int:
     """The state size; bias None where there is none to check; given_state: the state size of the
     caller's state tensors, expected where weights' rows do not divide by three (0: rows // 3)."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
+    check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
     state = rows // 3 if rows % 3 == 0 and rows > 0 else given_state if given_state > 0 else rows // 3
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
@@ -93,7 +94,6 @@ def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int,
         check_non_empty(op, t, name, 1, "state")
     check_non_empty(op, input, "input", 2, "feature")
     state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
-    check_non_empty(op, weights, "weights", 0, "first")
     time, batch = input.shape[0], input.shape[1]
     for name, t in states:
         check_shape(op, t, name, "(batch, state_size)", (batch, state))

@@ -41,7 +41,6 @@ inline SequenceSizes check_sequence(const char* op, const Tensor& input, const T
   check_non_empty(op, input, "input", 2, "feature");
   const Tensor& given = h0.defined() ? h0 : c0;
   const CellSizes cell = check_parameters(op, weights, bias, input.size(2), given.defined() ? given.size(1) : 0);
-  check_non_empty(op, weights, "weights", 0, "first");
   const SequenceSizes s{input.size(0), input.size(1), cell.features, cell.state};
   if (h0.defined()) check_shape(op, h0, "h0", "(batch, state_size)", {s.batch, s.state});
   if (c0.defined()) check_shape(op, c0, "c0", "(batch, state_size)", {s.batch, s.state});
@@ -91,11 +90,17 @@ struct Recurrence {
 using RecurrenceForward = void (*)(Recurrence& r);
 using RecurrenceBackward = void (*)(Recurrence& r);
 
-// A tensor of the recurrence's own, shaped like `like` and of `dtype`, that it may overwrite: a
-// copy of `given`, or zeros where given is undefined (an initial state or a gradient that is zero).
-inline Tensor own_or_zeros(const Tensor& given, const Tensor& like, at::ScalarType dtype) {
-  return given.defined() ? given.to(dtype, /*non_blocking=*/false, /*copy=*/true)
-                         : at::zeros(like.sizes(), like.options().dtype(dtype));
+// The initial state to read, in `dtype`: `given`, or zeros like `like` where it is undefined.
+inline Tensor state_or_zeros(const Tensor& given, const Tensor& like, at::ScalarType dtype) {
+  return given.defined() ? given.to(dtype) : at::zeros(like.sizes(), like.options().dtype(dtype));
+}
+
+// Where a backend carries a state gradient from step to step, in `dtype`: `out` itself where it
+// has that dtype, else a new tensor; holding `given`, or zeros where it is undefined (zero). The
+// backend copies it back into `out` at the end (a no-op where it is `out`).
+inline Tensor carried_gradient(const Tensor& out, const Tensor& given, at::ScalarType dtype) {
+  Tensor carried = out.scalar_type() == dtype ? out : at::empty(out.sizes(), out.options().dtype(dtype));
+  return given.defined() ? carried.copy_(given) : carried.zero_();
 }
 
 // The input projection of every step in one product, into gates (the backends call it first,

@@ -6,7 +6,6 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/where.h>
-#include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
 namespace lltm {
@@ -24,7 +23,7 @@ void cpu_forward(Recurrence& r) {
   // The state before the step; without cells (no backward follows), the new cell state goes to
   // two buffers in turn (the fused pass may not write over the state it reads).
   const auto dtype = r.h_n.scalar_type();
-  Tensor h = own_or_zeros(r.h0, r.h_n, dtype), c = own_or_zeros(r.c0, r.c_n, dtype);
+  Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, dtype);
   const bool keep = r.cells.defined();
   const Tensor buffers[2] = {keep ? Tensor() : at::empty_like(c), keep ? Tensor() : at::empty_like(c)};
   for (int64_t t = 0; t < s.time; ++t) {
@@ -51,8 +50,8 @@ void cpu_backward(Recurrence& r) {
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
   const auto dtype = r.d_h.scalar_type();
   // The gradients of h and of the cell state after the step at hand.
-  const Tensor d_h = own_or_zeros(r.grad_h_n, r.d_h, dtype), d_c = own_or_zeros(r.grad_c_n, r.d_c, dtype);
-  const Tensor c0 = r.c0.defined() ? r.c0 : at::zeros_like(d_c);
+  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, dtype), d_c = carried_gradient(r.d_c, r.grad_c_n, dtype);
+  const Tensor c0 = state_or_zeros(r.c0, d_c, dtype);
   for (int64_t t = s.time - 1; t >= 0; --t) {
     Tensor gates = r.gates.select(0, t);
     const Tensor c_prev = t > 0 ? r.cells.select(0, t - 1) : c0;

@@ -19,6 +19,10 @@
 namespace lltm {
 namespace {
 
+const void* data_or_null(const Tensor& t) {
+  return t.defined() ? t.const_data_ptr() : nullptr;
+}
+
 // What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
 // column stride; `lengths` is the device copy (device_lengths), which the caller keeps alive.
 cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
@@ -32,8 +36,8 @@ cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.weights = r.weights.const_data_ptr();
   p.weights_ld = r.weights.stride(0);
-  p.h0 = r.h0.defined() ? r.h0.const_data_ptr() : nullptr;
-  p.c0 = r.c0.defined() ? r.c0.const_data_ptr() : nullptr;
+  p.h0 = data_or_null(r.h0);
+  p.c0 = data_or_null(r.c0);
   p.gates = r.gates.data_ptr();
   p.cells = r.cells.defined() ? r.cells.data_ptr() : nullptr;
   p.output = r.output.data_ptr();
@@ -113,7 +117,7 @@ void cuda_forward(Recurrence& r) {
   const Tensor pre = in_gates ? r.gates : at::empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
   const Tensor input = in_gates ? r.input : r.input.contiguous();
   // The step's state, and two buffers each that the steps' new state alternates between.
-  Tensor h = own_or_zeros(r.h0, r.h_n, dtype), c = own_or_zeros(r.c0, r.c_n, math);
+  Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
   const Tensor h_buffers[2] = {at::empty_like(h), at::empty_like(h)};
   const Tensor c_buffers[2] = {at::empty_like(c), at::empty_like(c)};
   for (int64_t t = 0; t < T; ++t) {
@@ -145,22 +149,22 @@ void cuda_backward(Recurrence& r) {
     p.grad_output = r.grad_output.const_data_ptr();
     for (int d = 0; d < 3; ++d) p.grad_output_strides[d] = r.grad_output.stride(d);
   }
-  p.grad_h_n = r.grad_h_n.defined() ? r.grad_h_n.const_data_ptr() : nullptr;
-  p.grad_c_n = r.grad_c_n.defined() ? r.grad_c_n.const_data_ptr() : nullptr;
+  p.grad_h_n = data_or_null(r.grad_h_n);
+  p.grad_c_n = data_or_null(r.grad_c_n);
   p.d_h = r.d_h.data_ptr();
   p.d_c = r.d_c.data_ptr();
   const auto dtype = r.gates.scalar_type();
   const auto stream = c10::cuda::getCurrentCUDAStream();
   if (use_persistent(p, dtype)) {
     // The kernel sums the bias gradient as it goes: no pass over the gate gradients after it.
-    if (r.d_bias.defined() && r.sizes.batch > 0) p.d_bias = r.d_bias.data_ptr();
+    if (r.d_bias.defined()) p.d_bias = r.d_bias.data_ptr();
     run_persistent(p, r.gates, false);
-    r.bias_summed = p.d_bias != nullptr;
+    r.bias_summed = r.d_bias.defined();
     return;
   }
   // The gradients carried between steps, in the opmath type.
   const auto math = at::toOpMathType(dtype);
-  const Tensor d_h = own_or_zeros(r.grad_h_n, r.d_h, math), d_c = own_or_zeros(r.grad_c_n, r.d_c, math);
+  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor w_h_t = r.weights.narrow(1, 0, r.sizes.state).t();
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
     C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), dtype, stream));

@@ -68,6 +68,7 @@ struct WorkspaceSizes {
 };
 
 LLTM_HD WorkspaceSizes workspace_sizes(const SequenceParams& p, const Tiling& t, bool forward) {
+  if (t.rows == 0) return {};  // the tiling does not fit: no launch
   const int64_t groups = ceil_div(p.batch, t.rows);
   const bool split = t.tiles > 1, bias = !forward && p.d_bias != nullptr && groups > 1;
   return {split ? 2 * (forward ? 1 : t.tiles) * p.batch * p.state : 0, bias ? groups * 3 * p.state : 0,
@@ -623,7 +624,10 @@ void with_tiling(const SequenceParams& p, at::ScalarType dtype, bool forward, co
 
 template <bool kForward>
 cudaError_t launch_persistent(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {
-  if (p.batch == 0) return cudaSuccess;
+  if (p.batch == 0) {  // no rows: nothing to run, and a bias gradient of zeros
+    const bool bias = !kForward && p.d_bias != nullptr;
+    return bias ? cudaMemsetAsync(p.d_bias, 0, 3 * p.state * c10::elementSize(dtype), stream) : cudaSuccess;
+  }
   cudaError_t error = cudaSuccess;
   const char* name = kForward ? "lltm_sequence_forward_cuda" : "lltm_sequence_backward_cuda";
   with_tiling(p, dtype, kForward, name, [&](auto tag, const Tiling& tiling) {

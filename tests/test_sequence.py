@@ -68,7 +68,7 @@ def assert_matches(args, tolerance=1e-10, **kwargs):
     return ours
 
 
-SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (5, 2, 3, 33), (9, 7, 13, 45), (4, 5, 17, 128), (3, 4, 6, 130)]
+SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (5, 2, 3, 33), (6, 1, 7, 40), (9, 7, 13, 45), (4, 5, 17, 128), (3, 4, 6, 130)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -100,6 +100,7 @@ def test_state_split_over_blocks(device):
     args = make_sequence(9, 11, 5, 300, device=device, seed=8)
     assert_matches(args, lengths=torch.tensor([9, 0, 3, 9, 1, 7, 9, 2, 9, 5, 4]))
     assert_matches(args, with_state=False)
+    assert_matches(make_sequence(5, 1, 5, 300, device=device, seed=14))  # one group: no exchange of d_bias sums
 
 
 @pytest.mark.parametrize(("time", "with_state"), [(0, True), (7, True), (7, False)],
@@ -406,8 +407,7 @@ SHAPE_CASES = {
     "c0 state": (bad(4, torch.randn(3, 7, dtype=torch.float64)), r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
     "c0 state, no h0": (bad(4, torch.randn(3, 7, dtype=torch.float64), h0=None),
                         r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
-    "no weight rows, no state": (bad(1, torch.randn(0, 5, dtype=torch.float64), h0=None, c0=None,
-                                     bias=torch.randn(0, dtype=torch.float64)),
+    "no weight rows, no state": (bad(1, torch.randn(0, 5, dtype=torch.float64), h0=None, c0=None),
                                  r"weights must have a non-empty first dimension, got shape \(0, 5\)"),
     "weights features": (bad(1, torch.randn(18, 12, dtype=torch.float64)), r"weights must have shape .* = \(18, 11\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
