@@ -80,13 +80,17 @@ def test_resume_is_bit_identical(tmp_path):
 @pytest.mark.slow
 def test_two_ranks_equal_one_process_over_their_batch(tmp_path):
     """torchrun with 2 CPU ranks of batch 2 against one process of batch 4: the same windows, so
-    the same training up to rounding. Adam turns rounding into differences of up to about 1e-5
-    where an element's gradients are near zero; any batch or averaging error moves every
-    parameter by about the learning rate (1e-2 here) per step."""
+    the same training up to rounding. Adam turns rounding into differences where an element's
+    gradients are near zero, mostly below 1e-5 but up to 2e-4 for a few elements, depending on
+    the corpus (this repository's sources, so it changes with them); any batch or averaging error
+    moves every parameter by about the learning rate (1e-2 here) per step. So: nearly all
+    elements within rounding, and none within a tenth of one step's move."""
     args = ["--layers", "2", "--steps", "6", "--eval-every", "3", "--dropout", "0", "--lr", "1e-2"]
     stdout = run(args + ["--batch", "2"], tmp_path / "ranks", torchrun_ranks=2)
     assert " on 2 x cpu" in stdout
     run(args + ["--batch", "4"], tmp_path / "one")
     ranks, one = checkpoint(tmp_path / "ranks"), checkpoint(tmp_path / "one")
-    torch.testing.assert_close(ranks["model"], one["model"], rtol=1e-5, atol=2e-5)
+    torch.testing.assert_close(ranks["model"], one["model"], rtol=0, atol=1e-3)
+    differences = torch.cat([(ranks["model"][k] - one["model"][k]).abs().flatten() for k in one["model"]])
+    assert (differences > 2e-5).float().mean() < 1e-3, differences.max()
     torch.testing.assert_close(ranks["history"]["train"], one["history"]["train"], rtol=1e-5, atol=0)
