@@ -112,6 +112,7 @@ inline void project_input(const Recurrence& r) {
                 r.weights.narrow(1, s.state, s.features).t());
 }
 
+// An optional tensor argument as the backends read it: contiguous, or undefined where not given.
 inline Tensor contiguous_or_none(const std::optional<Tensor>& t) {
   return t.has_value() && t->defined() ? t->contiguous() : Tensor();
 }
