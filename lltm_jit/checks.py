@@ -58,7 +58,7 @@ def check_parameters(op, weights, bias, features, given_state) -> int:
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
-    state = rows // 3 if rows % 3 == 0 and rows > 0 else given_state if given_state > 0 else rows // 3
+    state = rows // 3 if rows % 3 == 0 else given_state if given_state > 0 else rows // 3
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
                 (3 * state, state + features))
     if bias is not None:

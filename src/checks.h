@@ -88,7 +88,7 @@ inline CellSizes check_parameters(const char* op, const Tensor& weights, const T
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   check_non_empty(op, weights, "weights", 0, "first");
   const int64_t rows = weights.size(0);
-  const int64_t state = rows % 3 == 0 && rows > 0 ? rows / 3 : given_state > 0 ? given_state : rows / 3;
+  const int64_t state = rows % 3 == 0 ? rows / 3 : given_state > 0 ? given_state : rows / 3;
   check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * state, state + features});
   TORCH_CHECK(!bias || (bias->numel() == 3 * state && (bias->dim() == 1 || (bias->dim() == 2 && bias->size(0) == 1))),

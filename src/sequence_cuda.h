@@ -44,7 +44,8 @@ struct SequenceParams {
 bool persistent_fits(const SequenceParams& p, at::ScalarType dtype);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its
-// blocks exchange, where W_h is split over several): p.workspace, of the launch's stream.
+// blocks exchange where W_h is split over several, the groups' d_bias sums where there are
+// several groups of rows, and their counters): p.workspace, of the launch's stream.
 size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype, bool forward);
 
 // Forward of every step: `gates` holds the input projection (input W_x^T + bias) and, where cells
