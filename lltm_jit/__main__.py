@@ -4,23 +4,29 @@ import argparse
 import os
 import shutil
 import sys
+import time
 
 import torch
 
-from . import loader
+from . import jit
+from .jit import env
 from .ops import NAMESPACE
 
 
+def _when(seconds) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds)) if seconds else "never"
+
+
 def _info(args) -> int:
-    spec = loader.BuildSpec.current(NAMESPACE)
+    spec = jit.BuildSpec.current(NAMESPACE)
     key = spec.key()
-    home = loader.cuda_home()
-    cache = loader.Cache.default()
+    home = jit.cuda_home()
+    cache = jit.Cache.default()
     print(f"lltm_jit      {sys.modules['lltm_jit'].__version__}")
     print(f"python        {sys.version.split()[0]} ({sys.implementation.cache_tag})")
     print(f"torch         {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
-    print(f"C++ compiler  {shutil.which(os.environ.get('CXX', 'c++')) or 'not found'}")
-    print(f"ninja         {shutil.which('ninja') or 'not on PATH'}")
+    print(f"C++ compiler  {shutil.which(env.cxx()) or 'not found'}")
+    print(f"ninja         {env.ninja_path() or 'not found'}")
     print(f"CUDA toolkit  {home or 'not found'}")
     print(f"sources       {spec.src}")
     problem = cache.problem()
@@ -29,35 +35,40 @@ def _info(args) -> int:
     builds = cache.builds()
     build = next((b for b in builds if b["key"] == key), None)
     if build is not None:
-        times = ", ".join(f"{name} {start:.1f}-{end:.1f}" for name, (start, end) in build.get("compile_seconds", {}).items())
-        print(f"              built in {build.get('build_seconds')} s" + (f"; per file (start-end s): {times}" if times else ""))
+        print(f"              built in {build.get('build_seconds')} s; critical path: {build.get('critical_path')}")
+        compiled = build.get("compiled", {})
+        times = ", ".join(f"{name} {start:.1f}-{end:.1f}" for name, (start, end) in compiled.items())
+        print(f"              compiled (start-end s): {times or 'nothing'}")
+        print(f"              reused: {', '.join(build.get('reused', [])) or 'nothing'}")
     elif problem:
         print("              not built, and this cache cannot take the build: the next import fails. "
               "Set LLTM_JIT_CACHE_DIR to a writable directory.")
     else:
         print("              not built yet (the next import builds it)")
-    print(f"cached builds {len(builds)}")
+    print(f"cached builds {len(builds)} (each removed {jit.cache.KEEP_DAYS:g} days after its last use, "
+          "or set LLTM_JIT_KEEP_DAYS)")
     for b in builds:
         archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"
-        print(f"  {b['key']}  torch {b.get('torch')}  {archs}  {b.get('built_at')}  {b['directory']}")
+        print(f"  {b['key']}  torch {b.get('torch')}  {archs}  built {b.get('built_at')}  "
+              f"last used {_when(b.get('last_used'))}\n      from {b.get('src')} in {b['directory']}")
     return 1 if build is None and problem else 0
 
 
 def _build(args) -> int:
-    archs = () if args.cpu_only else (loader.parse_arch_list(args.arch) if args.arch else None)
-    build = loader.load(loader.BuildSpec.current(NAMESPACE, archs))
+    archs = () if args.cpu_only else (jit.parse_arch_list(args.arch) if args.arch else None)
+    build = jit.load(jit.BuildSpec.current(NAMESPACE, archs))
     state = "built" if build.built_now else "already built"
     print(f"{state}: {build.library} (CUDA archs: {', '.join(build.cuda_archs) or 'none'})")
     return 0
 
 
 def _clean(args) -> int:
-    cache = loader.Cache.default()
+    cache = jit.Cache.default()
     removed, busy = cache.clean()
     for path in removed:
         print(f"removed {path}")
     for key in busy:
-        print(f"skipped (a build is running): {cache.entry(key)}")
+        print(f"skipped (being built or loaded now): {cache.entry(key)}")
     if not removed and not busy:
         print(f"nothing to clean in {cache.root}")
     return 0
@@ -66,16 +77,17 @@ def _clean(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lltm_jit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("info", help="versions, cache directory and key, what is built; "
-                        "exits 1 if this setup is not built and the cache cannot take it")
+    commands.add_parser("info", help="versions, cache directory and key, what is built, what the last build "
+                        "compiled and reused; exits 1 if this setup is not built and the cache cannot take it")
     build = commands.add_parser("build", help="build ahead of time (e.g. in a container image)")
     build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")
     build.add_argument("--cpu-only", action="store_true", help="build the CPU kernels only")
-    commands.add_parser("clean", help="remove every cached build, lock file and build log")
+    commands.add_parser("clean", help="remove every cached build, workspace, lock file and build log, except "
+                        "those in use")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "build": _build, "clean": _clean}[args.command](args)
-    except loader.BuildError as error:
+    except jit.BuildError as error:
         print(error, file=sys.stderr)
         return 1
 

@@ -11,18 +11,18 @@ and points `lltm` at it.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import torch
 
-from . import loader
-from . import checks
+from . import checks, jit
 from .reference import reference_lltm, reference_lltm_sequence
 
 NAMESPACE = "lltm_jit"
 
-_builds: dict[str, loader.Build] = {}  # namespace -> loaded build
-_active: loader.Build | None = None  # the build lltm() runs; None: the reference fallback
+_builds: dict[str, jit.Build] = {}  # namespace -> loaded build
+_active: jit.Build | None = None  # the build lltm() runs; None: the reference fallback
 _forward = None  # torch.ops.<active namespace>.forward.default
 _sequence_forward = None  # torch.ops.<active namespace>.sequence_forward.default
 _fallback_reason: str | None = None
@@ -84,10 +84,12 @@ def _tag_compile_caches(key: str) -> None:
         torch.compiler.config.cache_key_tag = f"{current}:{tag}" if current else tag
 
 
-def _use(spec: loader.BuildSpec) -> loader.Build:
+def _use(spec: jit.BuildSpec) -> jit.Build:
     global _active, _forward, _sequence_forward
-    if spec.namespace not in _builds:
-        build = loader.load(spec)
+    if spec.namespace in _builds:  # loaded before: nothing is built now
+        _builds[spec.namespace] = dataclasses.replace(_builds[spec.namespace], built_now=False)
+    else:
+        build = jit.load(spec)
         _register_fake_kernels(spec.namespace)
         _tag_compile_caches(build.key)
         _builds[spec.namespace] = build
@@ -101,10 +103,10 @@ def load_at_import() -> None:
     """Build (first time) or load the library; on failure, fall back only if asked to."""
     global _fallback_reason
     try:
-        _use(loader.BuildSpec.current(NAMESPACE))
-    except loader.BuildError as error:
-        if not loader.env_flag("LLTM_JIT_FALLBACK"):
-            raise loader.BuildError(
+        _use(jit.BuildSpec.current(NAMESPACE))
+    except jit.BuildError as error:
+        if not jit.env_flag("LLTM_JIT_FALLBACK"):
+            raise jit.BuildError(
                 f"{error}\n(To run on the slow pure-PyTorch reference instead, set LLTM_JIT_FALLBACK=1.)"
             ) from None
         _fallback_reason = str(error)
@@ -116,20 +118,20 @@ def load_at_import() -> None:
         )
 
 
-def reload(src=None) -> loader.Build:
+def reload(src=None) -> jit.Build:
     """Rebuild from the sources as they are now and make `lltm` and `LLTM` use that build.
 
     For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``; or
     edit a copy of it and call ``lltm_jit.reload(copy)``, and ``lltm_jit.reload()`` goes back.
-    src: a folder of sources (default: the package's own, `loader.source_dir`).
+    src: a folder of sources (default: the package's own, `jit.source_dir`).
     A changed build gets its own operator namespace ``lltm_jit_<id>``, ``<id>`` the first 12 hex
     digits of the sources' key under ``lltm_jit`` (torch cannot redefine ``torch.ops.lltm_jit.*``,
     which keeps naming the build loaded at import).
     """
     global _fallback_reason
-    spec = loader.BuildSpec.current(NAMESPACE, src=src)
+    spec = jit.BuildSpec.current(NAMESPACE, src=src)
     if NAMESPACE in _builds and _builds[NAMESPACE].key != spec.key():
-        spec = loader.BuildSpec.current(f"{NAMESPACE}_{spec.key()[:12]}", src=src)
+        spec = jit.BuildSpec.current(f"{NAMESPACE}_{spec.key()[:12]}", src=src)
     build = _use(spec)
     _fallback_reason = None
     return build

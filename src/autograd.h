@@ -1,6 +1,6 @@
-// What every operator's autograd shares: finding the operator below autograd, making a Node, the
-// Nodes' saved tensors (released at once, swapped in by compiled autograd), and refusing what the
-// Nodes do not support.
+// What the operators' autograd (ops.cpp) builds on: finding the operator below autograd,
+// making a Node, the Nodes' saved tensors (released at once, swapped in by compiled autograd), and
+// refusing what the Nodes do not support.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -9,13 +9,12 @@
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include "namespace.h"
+
 #include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <type_traits>
-
-#define LLTM_STRINGIFY_(x) #x
-#define LLTM_STRINGIFY(x) LLTM_STRINGIFY_(x)
 
 namespace lltm {
 
@@ -30,9 +29,8 @@ using torch::autograd::variable_list;
 // The operator `name` of this library's namespace, for calls below autograd (CPU or CUDA).
 template <typename Signature>
 c10::TypedOperatorHandle<Signature> find_op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+  return c10::Dispatcher::singleton().findSchemaOrThrow(qualified(name).c_str(), "").typed<Signature>();
 }
-#define LLTM_OP(name) LLTM_STRINGIFY(LLTM_JIT_NAMESPACE) "::" name
 
 // Nodes are held by std::shared_ptr in torch 2.11 and by c10::intrusive_ptr from 2.13 on; Edge
 // says which. deleteNode (shared_ptr only) frees a long chain of nodes, a long sequence's,

@@ -1,14 +1,11 @@
 // Host side of the cell operators, shared by the CPU and CUDA backends: argument checks and the
 // matrix products (through ATen: BLAS on the CPU, cuBLAS on CUDA). Each backend supplies its
-// fused elementwise passes and instantiates `cell_forward` / `cell_backward` with them.
+// fused elementwise passes and instantiates `cell_forward` / `cell_backward` with them, as its
+// step_forward and step_backward (kernels.h).
 #pragma once
 
+#include "aten.h"
 #include "checks.h"
-
-#include <ATen/ops/addmm.h>
-#include <ATen/ops/cat.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/mm.h>
 
 #include <array>
 #include <tuple>
@@ -50,10 +47,9 @@ std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tenso
   check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   // One product over the copy [old_h, input] rather than one per block of weights' columns: the
   // second product would re-read and re-write the gates.
-  const Tensor gates = at::addmm(bias.reshape({3 * s.state}), at::cat({old_h, input}, 1), weights.t());
-  const auto opts = input.options();
-  Tensor new_h = at::empty({s.batch, s.state}, opts);
-  Tensor new_cell = at::empty({s.batch, s.state}, opts);
+  const Tensor gates = bias.reshape({3 * s.state}).addmm(aten::cat(old_h, input, 1), weights.t());
+  Tensor new_h = input.new_empty({s.batch, s.state});
+  Tensor new_cell = input.new_empty({s.batch, s.state});
   fused(gates, old_cell.contiguous(), new_h, new_cell);
   return {new_h, new_cell, gates};
 }
@@ -66,14 +62,14 @@ inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const
   const int64_t batch = input.size(0), features = input.size(1), state = old_h.size(1);
   const int64_t copy_bytes = batch * (state + features) * d_gates.element_size();
   if (d_gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
-    Tensor d_weights = at::empty({3 * state, state + features}, d_gates.options());
+    Tensor d_weights = d_gates.new_empty({3 * state, state + features});
     Tensor d_weights_h = d_weights.narrow(1, 0, state);
     Tensor d_weights_input = d_weights.narrow(1, state, features);
-    at::mm_out(d_weights_h, d_gates.t(), old_h);
-    at::mm_out(d_weights_input, d_gates.t(), input);
+    aten::mm_out(d_weights_h, d_gates.t(), old_h);
+    aten::mm_out(d_weights_input, d_gates.t(), input);
     return d_weights;
   }
-  return at::mm(d_gates.t(), at::cat({old_h, input}, 1));
+  return d_gates.t().mm(aten::cat(old_h, input, 1));
 }
 
 // Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
@@ -100,14 +96,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
               {3 * s.state, s.state + s.features});
   const auto [want_old_h_input, want_weights, want_bias] = output_mask;
 
-  const auto opts = gates.options();
-  Tensor d_gates = at::empty({s.batch, 3 * s.state}, opts);
-  Tensor d_old_cell = at::empty({s.batch, s.state}, opts);
-  Tensor d_bias = want_bias ? at::empty({3 * s.state}, opts) : Tensor();
+  Tensor d_gates = gates.new_empty({s.batch, 3 * s.state});
+  Tensor d_old_cell = gates.new_empty({s.batch, s.state});
+  Tensor d_bias = want_bias ? gates.new_empty({3 * s.state}) : Tensor();
   fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), old_cell.contiguous(), d_gates,
         d_old_cell, d_bias);
   const Tensor d_weights = want_weights ? weights_gradient(d_gates, old_h, input) : Tensor();
-  const Tensor d_old_h_input = want_old_h_input ? at::mm(d_gates, weights) : Tensor();
+  const Tensor d_old_h_input = want_old_h_input ? d_gates.mm(weights) : Tensor();
   return {d_old_h_input, d_weights, d_bias, d_old_cell};
 }
 

@@ -1,12 +1,11 @@
 // The cell's CPU backend: fused elementwise passes, parallel over the batch.
 #include "cell.h"
 #include "cell_cpu.h"
+#include "kernels.h"
 #include "lltm_math.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/ops/sum.h>
 #include <c10/util/bit_cast.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -166,13 +165,20 @@ void backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates
   });
   if (d_bias.defined()) {
     Tensor out = d_bias;  // a handle for sum_out, same storage
-    at::sum_out(out, d_gates, {0});
+    aten::sum_out(out, d_gates, 0);
   }
 }
 
-}  // namespace lltm::cpu
-
-TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {
-  m.impl("forward", TORCH_FN(lltm::cell_forward<lltm::cpu::forward>));
-  m.impl("backward", TORCH_FN(lltm::cell_backward<lltm::cpu::backward>));
+std::tuple<Tensor, Tensor, Tensor> step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
+                                                const Tensor& old_h, const Tensor& old_cell) {
+  return cell_forward<forward>(input, weights, bias, old_h, old_cell);
 }
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> step_backward(const Tensor& grad_h, const Tensor& grad_cell,
+                                                         const Tensor& input, const Tensor& weights,
+                                                         const Tensor& old_h, const Tensor& gates,
+                                                         const Tensor& old_cell, std::array<bool, 3> output_mask) {
+  return cell_backward<backward>(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask);
+}
+
+}  // namespace lltm::cpu

@@ -2,10 +2,10 @@
 #include "cell.h"
 #include "cell_cuda.h"
 #include "cuda_device.h"
+#include "kernels.h"
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 namespace lltm {
 namespace {
@@ -46,16 +46,25 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
   const int64_t partial_rows = d_bias.defined() ? cuda::bias_partial_rows(p.batch, p.multiprocessors) : 0;
   const Tensor partials =
       partial_rows > 1
-          ? at::empty({partial_rows, 3 * p.state}, gates.options().dtype(at::toOpMathType(gates.scalar_type())))
+          ? gates.new_empty({partial_rows, 3 * p.state}, gates.options().dtype(at::toOpMathType(gates.scalar_type())))
           : Tensor();
   p.bias_partials = partials.defined() ? partials.data_ptr() : nullptr;
   C10_CUDA_CHECK(cuda::launch_cell_backward(p, gates.scalar_type(), c10::cuda::getCurrentCUDAStream()));
 }
 
 }  // namespace
-}  // namespace lltm
 
-TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CUDA, m) {
-  m.impl("forward", TORCH_FN(lltm::cell_forward<lltm::cuda_forward>));
-  m.impl("backward", TORCH_FN(lltm::cell_backward<lltm::cuda_backward>));
+std::tuple<Tensor, Tensor, Tensor> cuda::step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
+                                                      const Tensor& old_h, const Tensor& old_cell) {
+  return cell_forward<cuda_forward>(input, weights, bias, old_h, old_cell);
 }
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> cuda::step_backward(const Tensor& grad_h, const Tensor& grad_cell,
+                                                               const Tensor& input, const Tensor& weights,
+                                                               const Tensor& old_h, const Tensor& gates,
+                                                               const Tensor& old_cell,
+                                                               std::array<bool, 3> output_mask) {
+  return cell_backward<cuda_backward>(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask);
+}
+
+}  // namespace lltm

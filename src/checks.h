@@ -15,10 +15,6 @@
 #include <utility>
 #include <vector>
 
-#ifndef LLTM_JIT_NAMESPACE
-#error "LLTM_JIT_NAMESPACE must name the operator namespace (the loader passes -DLLTM_JIT_NAMESPACE=...)"
-#endif
-
 namespace lltm {
 
 using at::Tensor;

@@ -1,8 +1,41 @@
-// The operators' schemas: the one place they are declared. Each backend file registers its
-// implementations (TORCH_LIBRARY_IMPL), the autograd files their differentiation.
+// The operators as torch sees them: their schemas (the one place they are declared), their
+// autograd, their autocast, and the registration of these and of the backends' implementations
+// (kernels.h), under the namespace this build was given at load time (namespace.h).
+//
+// The autograd is plain autograd Nodes, what PyTorch's generated code builds for its own
+// operators, so that no Python runs on the backward's path: one Node per step of the cell, one for
+// a whole sequence.
+//
+// The one file of the build that includes torch's dispatcher and autograd headers, whose parsing
+// costs it most of its compile time: they are parsed once here rather than once per file
+// (benchmarks/NOTES.md, "The build").
+#include "autograd.h"
+#include "kernels.h"
+#include "namespace.h"
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
-TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
+#include <array>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+// The two functions of ATen's autocast that the autocast kernel uses, as ATen/autocast_mode.h
+// declares them (in libtorch_cpu since torch 2.4). That header includes all of ATen's native
+// functions, which would make this the slowest file of the build.
+namespace at::autocast {
+TORCH_API at::ScalarType get_autocast_dtype(at::DeviceType device_type);
+TORCH_API Tensor cached_cast(at::ScalarType to_type, const Tensor& arg, c10::DeviceType device_type);
+}  // namespace at::autocast
+
+namespace lltm {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+
+void define(torch::Library& m) {
   // One step. `gates` are the gate pre-activations (batch, 3 * state_size): what the backward
   // needs besides the forward's inputs. The backward's output_mask says which of d_old_h_input,
   // d_weights and d_bias to compute (each a matrix product or a sum over the batch); the others
@@ -32,3 +65,263 @@ TORCH_LIBRARY(LLTM_JIT_NAMESPACE, m) {
         " bool[3] output_mask)"
         " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_h0, Tensor d_c0)");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Autograd of the cell: one Node per step
+
+const auto& step_forward_op() {
+  static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                                     const Tensor&, const Tensor&)>("forward");
+  return op;
+}
+
+const auto& step_backward_op() {
+  static const auto op =
+      find_op<std::tuple<Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                         const Tensor&, const Tensor&, const Tensor&,
+                                                         std::array<bool, 3>)>("backward");
+  return op;
+}
+
+// Its inputs' gradients from those of new_h and new_cell. Keeps old_cell rather than new_cell
+// (the backward recomputes new_cell), so that the caller may change the returned state in place,
+// as sequence code does to reset it at sequence ends.
+struct LLTMBackward final : SavingNode<LLTMBackward> {
+  SavedVariable input, weights, old_h, gates, old_cell;
+
+  template <typename Self>
+  static auto saved(Self& node) {
+    return std::array{&node.input, &node.weights, &node.old_h, &node.gates, &node.old_cell};
+  }
+
+  std::string name() const override { return "LLTMBackward"; }
+
+  // Under the node's mutex, as release_variables.
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refuse_double_backward("lltm");
+    const Tensor x = input.unpack(), w = weights.unpack(), h = old_h.unpack(), c = old_cell.unpack();
+    // Undefined when only one of new_h and new_cell was used.
+    const Tensor grad_h = grads[0].defined() ? grads[0] : c.new_zeros(c.sizes());
+    const Tensor grad_cell = grads[1].defined() ? grads[1] : c.new_zeros(c.sizes());
+    // Only the gradients this backward pass needs: an input that requires none, or that
+    // autograd.grad was not asked for, spares its product. d_[old_h, input] is one product.
+    const bool want_input = task_should_compute_output(0), want_old_h = task_should_compute_output(3);
+    const bool want_bias = task_should_compute_output(2);
+    auto [d_old_h_input, d_weights, d_bias, d_old_cell] = step_backward_op().call(
+        grad_h, grad_cell, x, w, h, gates.unpack(), c, {want_input || want_old_h, task_should_compute_output(1), want_bias});
+    const int64_t state = h.size(1);
+    return {want_input ? d_old_h_input.narrow(1, state, x.size(1)) : Tensor(), d_weights,
+            want_bias ? d_bias.view(bias_sizes) : Tensor(), want_old_h ? d_old_h_input.narrow(1, 0, state) : Tensor(),
+            d_old_cell};
+  }
+};
+
+std::tuple<Tensor, Tensor, Tensor> step_forward_autograd(const Tensor& input, const Tensor& weights, const Tensor& bias,
+                                                         const Tensor& old_h, const Tensor& old_cell) {
+  const bool requires_grad = any_requires_grad("lltm", {&input, &weights, &bias, &old_h, &old_cell});
+  auto out = [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return step_forward_op().call(input, weights, bias, old_h, old_cell);
+  }();
+  if (!requires_grad) return out;
+  LLTMBackward* node = nullptr;
+  const NodePtr owner = make_node(node);
+  node->set_next_edges(torch::autograd::collect_next_edges(input, weights, bias, old_h, old_cell));
+  node->input = SavedVariable(input, false);
+  node->weights = SavedVariable(weights, false);
+  node->old_h = SavedVariable(old_h, false);
+  node->old_cell = SavedVariable(old_cell, false);
+  node->gates = SavedVariable(std::get<2>(out), false);  // not differentiable: no history of its own
+  node->bias_sizes = bias.sizes().vec();
+  for (const Tensor& differentiable : {std::get<0>(out), std::get<1>(out)}) {
+    torch::autograd::impl::set_gradient_edge(differentiable, Edge(owner, node->add_input_metadata(differentiable)));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autograd of the sequence: one Node for the whole sequence
+
+const auto& sequence_forward_op() {
+  static const auto op =
+      find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
+          const Tensor&, const Tensor&, const Tensor&, const OptionalTensor&, const OptionalTensor&,
+          const OptionalTensor&, std::optional<bool>)>("sequence_forward");
+  return op;
+}
+
+const auto& sequence_backward_op() {
+  static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
+      const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&,
+      const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
+      std::array<bool, 3>)>("sequence_backward");
+  return op;
+}
+
+OptionalTensor defined_or_none(const Tensor& t) {
+  return t.defined() ? OptionalTensor(t) : std::nullopt;
+}
+
+// The gradients of input, weights, bias, h0 and c0 from those of output, h_n and c_n.
+struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
+  SavedVariable input, weights, h0, c0, lengths, output, gates, cells;
+  // Set when the engine will release the saved variables after this backward: the backward may
+  // then overwrite the saved pre-activations with their gradients instead of copying them first,
+  // where nothing else can see them.
+  bool last_use = false;
+
+  std::string name() const override { return "LLTMSequenceBackward"; }
+
+  void will_release_variables() override { last_use = true; }
+
+  template <typename Self>
+  static auto saved(Self& node) {
+    return std::array{&node.input, &node.weights, &node.h0, &node.c0, &node.lengths, &node.output, &node.gates,
+                      &node.cells};
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refuse_double_backward("lltm_sequence");
+    const Tensor saved_gates = gates.unpack();
+    // Traced (torch.compile, opcheck) tensors carry the Python or Functionalize key: a traced graph
+    // must not write into a tensor its forward saved, so they get a copy too.
+    const bool traced = saved_gates.key_set().has_any(
+        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
+    // The caller got an alias of the pre-activations (forward_autograd): while it or a view of it
+    // lives, another tensor shares their storage.
+    const bool shared = saved_gates.storage().use_count() > 1;
+    const Tensor workspace = last_use && !traced && !shared ? saved_gates : saved_gates.clone();
+    // Only the products this backward pass needs (see LLTMBackward).
+    const std::array<bool, 3> output_mask{task_should_compute_output(0), task_should_compute_output(1),
+                                          task_should_compute_output(2)};
+    auto [d_input, d_weights, d_bias, d_h0, d_c0] = sequence_backward_op().call(
+        defined_or_none(grads[0]), defined_or_none(grads[1]), defined_or_none(grads[2]), input.unpack(),
+        weights.unpack(), defined_or_none(h0.unpack()), defined_or_none(c0.unpack()),
+        defined_or_none(lengths.unpack()), output.unpack(getptr()), workspace, cells.unpack(), output_mask);
+    // Not for an initial state that was not given (zeros): there is no edge to take them.
+    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias,
+            task_should_compute_output(3) ? d_h0 : Tensor(), task_should_compute_output(4) ? d_c0 : Tensor()};
+  }
+};
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(const Tensor& input, const Tensor& weights,
+                                                                    const Tensor& bias, const OptionalTensor& given_h0,
+                                                                    const OptionalTensor& given_c0,
+                                                                    const OptionalTensor& lengths,
+                                                                    std::optional<bool> for_backward) {
+  const Tensor h0 = given_h0.value_or(Tensor()), c0 = given_c0.value_or(Tensor());
+  const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
+  TORCH_CHECK(for_backward.value_or(true) || !requires_grad,
+              "lltm_sequence: for_backward=False leaves out what the backward needs, but an input requires a "
+              "gradient (set for_backward=None to let autograd decide)");
+  auto out = [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    // Without a backward to come, the cell states of every step are not written; a caller that
+    // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
+    return sequence_forward_op().call(input, weights, bias, given_h0, given_c0, lengths,
+                                      for_backward.value_or(requires_grad));
+  }();
+  if (!requires_grad) return out;
+  auto& [output, h_n, c_n, gates, cells] = out;
+  LLTMSequenceBackward* node = nullptr;
+  const NodePtr owner = make_node(node);
+  node->set_next_edges(torch::autograd::collect_next_edges(input, weights, bias, h0, c0));
+  node->input = SavedVariable(input, false);
+  node->weights = SavedVariable(weights, false);
+  node->h0 = SavedVariable(h0, false);
+  node->c0 = SavedVariable(c0, false);
+  node->lengths = SavedVariable(lengths.value_or(Tensor()), false);
+  node->gates = SavedVariable(gates, false);  // not differentiable: no history of their own
+  {
+    // The caller gets an alias, a tensor of its own, so that the backward can tell whether anything
+    // outside the node still sees the pre-activations (most callers drop them).
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    Tensor alias = gates.alias();
+    // One version counter, so that changing the alias in place before the backward raises
+    // autograd's error, as for any saved tensor.
+    torch::autograd::impl::set_version_counter(alias, torch::autograd::impl::version_counter(gates));
+    gates = alias;
+  }
+  node->cells = SavedVariable(cells, false);
+  node->bias_sizes = bias.sizes().vec();
+  for (const Tensor& differentiable : {output, h_n, c_n}) {
+    torch::autograd::impl::set_gradient_edge(differentiable, Edge(owner, node->add_input_metadata(differentiable)));
+  }
+  node->output = SavedVariable(output, true);  // an output of this node: saved after its edge is set
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autocast
+
+// Autocast of the forward operators, as aten's lower_precision_fp ops (mm, addmm) have it: under
+// torch.autocast every floating-point tensor argument on the autocast device, float64 aside, is cast
+// to the autocast dtype, and the operator runs in it. The casts are aten's own (cached_cast): they
+// are differentiable, so float32 parameters receive float32 gradients, and a parameter is cast once
+// per autocast region however many steps use it. Integer tensors (lengths) pass unchanged. One
+// boxed kernel serves every operator: casting does not depend on the signature.
+template <c10::DeviceType device_type, c10::DispatchKey autocast_key>
+void autocast(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  // The operator runs below autocast, as aten's autocast kernels run theirs: an operator it calls
+  // must not be cast again.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(autocast_key);
+  const at::ScalarType dtype = at::autocast::get_autocast_dtype(device_type);
+  const size_t arguments = op.schema().arguments().size();
+  for (auto it = stack->end() - arguments; it != stack->end(); ++it) {
+    if (it->isTensor()) *it = at::autocast::cached_cast(dtype, it->toTensor(), device_type);
+  }
+  op.callBoxed(stack);
+}
+
+template <c10::DeviceType device_type, c10::DispatchKey autocast_key>
+void register_autocast(torch::Library& m) {
+  for (const char* name : {"forward", "sequence_forward"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&autocast<device_type, autocast_key>>());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration
+
+// A torch::Library per registration, as TORCH_LIBRARY and TORCH_LIBRARY_IMPL make, whose namespace
+// is a string rather than a macro argument.
+struct Registrations {
+  std::vector<torch::Library> libraries;
+
+  void add(torch::Library::Kind kind, std::optional<c10::DispatchKey> key, void (*fill)(torch::Library&)) {
+    fill(libraries.emplace_back(kind, kNamespace, key, __FILE__, __LINE__));
+  }
+
+  Registrations() {
+    add(torch::Library::DEF, std::nullopt, define);
+    add(torch::Library::IMPL, c10::DispatchKey::CPU, [](torch::Library& m) {
+      m.impl("forward", TORCH_FN(cpu::step_forward));
+      m.impl("backward", TORCH_FN(cpu::step_backward));
+      m.impl("sequence_forward", TORCH_FN(cpu::sequence_forward));
+      m.impl("sequence_backward", TORCH_FN(cpu::sequence_backward));
+    });
+#ifdef LLTM_JIT_WITH_CUDA
+    add(torch::Library::IMPL, c10::DispatchKey::CUDA, [](torch::Library& m) {
+      m.impl("forward", TORCH_FN(cuda::step_forward));
+      m.impl("backward", TORCH_FN(cuda::step_backward));
+      m.impl("sequence_forward", TORCH_FN(cuda::sequence_forward));
+      m.impl("sequence_backward", TORCH_FN(cuda::sequence_backward));
+    });
+#endif
+    add(torch::Library::IMPL, c10::DispatchKey::Autograd, [](torch::Library& m) {
+      m.impl("forward", TORCH_FN(step_forward_autograd));
+      m.impl("sequence_forward", TORCH_FN(sequence_forward_autograd));
+    });
+    add(torch::Library::IMPL, c10::DispatchKey::AutocastCPU,
+        register_autocast<c10::DeviceType::CPU, c10::DispatchKey::AutocastCPU>);
+    add(torch::Library::IMPL, c10::DispatchKey::AutocastCUDA,
+        register_autocast<c10::DeviceType::CUDA, c10::DispatchKey::AutocastCUDA>);
+  }
+};
+
+const Registrations registrations;
+
+}  // namespace
+}  // namespace lltm

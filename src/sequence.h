@@ -5,17 +5,12 @@
 // Layout: every (time, batch, n) tensor is contiguous, so that step t is a contiguous
 // (batch, n) block. gates holds the pre-activations of every step, cells the cell state after
 // every step; with the output (h after every step) and the initial state they are all the
-// backward needs.
+// backward needs. Each backend instantiates `sequence_forward` / `sequence_backward` with its
+// recurrence, as its sequence_forward and sequence_backward (kernels.h).
 #pragma once
 
+#include "aten.h"
 #include "checks.h"
-
-#include <ATen/ops/addmm.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/mm.h>
-#include <ATen/ops/mv.h>
-#include <ATen/ops/ones.h>
-#include <ATen/ops/zeros.h>
 
 #include <array>
 #include <optional>
@@ -92,14 +87,14 @@ using RecurrenceBackward = void (*)(Recurrence& r);
 
 // The initial state to read, in `dtype`: `given`, or zeros like `like` where it is undefined.
 inline Tensor state_or_zeros(const Tensor& given, const Tensor& like, at::ScalarType dtype) {
-  return given.defined() ? given.to(dtype) : at::zeros(like.sizes(), like.options().dtype(dtype));
+  return given.defined() ? given.to(dtype) : like.new_zeros(like.sizes(), like.options().dtype(dtype));
 }
 
 // Where a backend carries a state gradient from step to step, in `dtype`: `out` itself where it
 // has that dtype, else a new tensor; holding `given`, or zeros where it is undefined (zero). The
 // backend copies it back into `out` at the end (a no-op where it is `out`).
 inline Tensor carried_gradient(const Tensor& out, const Tensor& given, at::ScalarType dtype) {
-  Tensor carried = out.scalar_type() == dtype ? out : at::empty(out.sizes(), out.options().dtype(dtype));
+  Tensor carried = out.scalar_type() == dtype ? out : out.new_empty(out.sizes(), out.options().dtype(dtype));
   return given.defined() ? carried.copy_(given) : carried.zero_();
 }
 
@@ -108,7 +103,7 @@ inline Tensor carried_gradient(const Tensor& out, const Tensor& given, at::Scala
 inline void project_input(const Recurrence& r) {
   const SequenceSizes& s = r.sizes;
   Tensor projection = r.gates.view({s.time * s.batch, 3 * s.state});
-  at::addmm_out(projection, r.bias, r.input.reshape({s.time * s.batch, s.features}),
+  aten::addmm_out(projection, r.bias, r.input.reshape({s.time * s.batch, s.features}),
                 r.weights.narrow(1, s.state, s.features).t());
 }
 
@@ -132,35 +127,34 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &r.h0}, {"c0", &r.c0}});
   const SequenceSizes s = r.sizes = check_sequence(op, input, weights, &bias, r.h0, r.c0, given_lengths);
   r.lengths = checked_lengths(op, given_lengths, s.time);
-  const auto opts = input.options();
   r.input = input;
   r.bias = bias.reshape({3 * s.state});
-  r.gates = at::empty({s.time, s.batch, 3 * s.state}, opts);
-  r.output = at::empty({s.time, s.batch, s.state}, opts);
+  r.gates = input.new_empty({s.time, s.batch, 3 * s.state});
+  r.output = input.new_empty({s.time, s.batch, s.state});
   const bool keep = for_backward.value_or(true);
-  if (keep) r.cells = at::empty({s.time, s.batch, s.state}, opts);
-  r.h_n = at::empty({s.batch, s.state}, opts);
-  r.c_n = at::empty({s.batch, s.state}, opts);
+  if (keep) r.cells = input.new_empty({s.time, s.batch, s.state});
+  r.h_n = input.new_empty({s.batch, s.state});
+  r.c_n = input.new_empty({s.batch, s.state});
   recurrence(r);
   if (keep) return {r.output, r.h_n, r.c_n, r.gates, r.cells};
-  return {r.output, r.h_n, r.c_n, at::empty({0}, opts), at::empty({0}, opts)};
+  return {r.output, r.h_n, r.c_n, input.new_empty({0}), input.new_empty({0})};
 }
 
 // d_weights from the gate gradients of every step (time * batch, 3 * state): against the input
 // for W_x, against h before each step for W_h (h0 undefined: zeros).
 inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                         const Tensor& h0, const Tensor& output) {
-  Tensor d_weights = at::empty({3 * s.state, s.state + s.features}, d_gates.options());
+  Tensor d_weights = d_gates.new_empty({3 * s.state, s.state + s.features});
   Tensor d_w_h = d_weights.narrow(1, 0, s.state), d_w_input = d_weights.narrow(1, s.state, s.features);
-  at::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
+  aten::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
   // h before step t is h0 for t = 0 and output[t - 1] after: wherever a step ran, the step before
   // it ran too, and where it did not the gate gradients are zero.
   const bool from_h0 = h0.defined() && s.time > 0;
-  if (from_h0) at::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
+  if (from_h0) aten::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
   if (s.time > 1) {
     const Tensor d_later = d_gates.narrow(0, s.batch, (s.time - 1) * s.batch).t();
     const Tensor h_later = output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state});
-    from_h0 ? d_w_h.addmm_(d_later, h_later) : at::mm_out(d_w_h, d_later, h_later);
+    from_h0 ? d_w_h.addmm_(d_later, h_later) : aten::mm_out(d_w_h, d_later, h_later);
   } else if (!from_h0) {
     d_w_h.zero_();
   }
@@ -203,21 +197,21 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     if (t->defined()) check_shape(op, *t, name, "(batch, state_size)", {s.batch, s.state});
   }
   // Two allocations: outputs of an operator must not alias each other.
-  r.d_h = at::empty({s.batch, s.state}, input.options());
-  r.d_c = at::empty({s.batch, s.state}, input.options());
+  r.d_h = input.new_empty({s.batch, s.state});
+  r.d_c = input.new_empty({s.batch, s.state});
   const auto [want_input, want_weights, want_bias] = output_mask;
-  if (want_bias) r.d_bias = at::empty({3 * s.state}, input.options());
+  if (want_bias) r.d_bias = input.new_empty({3 * s.state});
   recurrence(r);
 
   // With the gate gradients of every step: the input and weight gradients in a few products.
   const Tensor d_gates = gates.view({s.time * s.batch, 3 * s.state});
   const Tensor d_input =
-      want_input ? at::mm(d_gates, weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
+      want_input ? d_gates.mm(weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
                  : Tensor();
   const Tensor d_weights = want_weights ? sequence_weights_gradient(s, d_gates, input, r.h0, output) : Tensor();
   // d_bias as a product with ones rather than at::sum over the rows: on CUDA the sum stages its
   // partial sums in a buffer of about two thirds of d_gates' size.
-  if (want_bias && !r.bias_summed) at::mv_out(r.d_bias, d_gates.t(), at::ones({s.time * s.batch}, d_gates.options()));
+  if (want_bias && !r.bias_summed) aten::mv_out(r.d_bias, d_gates.t(), d_gates.new_ones({s.time * s.batch}));
   return {d_input, d_weights, r.d_bias, r.d_h, r.d_c};
 }
 

@@ -1,19 +1,15 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
 // pass (the cell's, cell_cpu.h) per step each way.
 #include "cell_cpu.h"
+#include "kernels.h"
 #include "sequence.h"
-
-#include <ATen/ops/empty_like.h>
-#include <ATen/ops/gt.h>
-#include <ATen/ops/where.h>
-#include <torch/library.h>
 
 namespace lltm {
 namespace {
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
 Tensor running(const Recurrence& r, int64_t t) {
-  return at::gt(r.lengths, t).unsqueeze(1);
+  return r.lengths.gt(t).unsqueeze(1);
 }
 
 void cpu_forward(Recurrence& r) {
@@ -25,7 +21,7 @@ void cpu_forward(Recurrence& r) {
   const auto dtype = r.h_n.scalar_type();
   Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, dtype);
   const bool keep = r.cells.defined();
-  const Tensor buffers[2] = {keep ? Tensor() : at::empty_like(c), keep ? Tensor() : at::empty_like(c)};
+  const Tensor buffers[2] = {keep ? Tensor() : c.new_empty(c.sizes()), keep ? Tensor() : c.new_empty(c.sizes())};
   for (int64_t t = 0; t < s.time; ++t) {
     Tensor gates = r.gates.select(0, t), output = r.output.select(0, t);
     Tensor new_c = keep ? r.cells.select(0, t) : buffers[t % 2];
@@ -33,8 +29,8 @@ void cpu_forward(Recurrence& r) {
     cpu::forward(gates, c, output, new_c);
     if (r.lengths.defined()) {
       const Tensor run = running(r, t);
-      h = at::where(run, output, h);
-      new_c.copy_(at::where(run, new_c, c));
+      h = output.where(run, h);
+      new_c.copy_(new_c.where(run, c));
       output.masked_fill_(run.logical_not(), 0);
     } else {
       h = output;
@@ -65,8 +61,8 @@ void cpu_backward(Recurrence& r) {
       // Past a sequence's end the step did not run: no gate gradients, d_h and d_c pass through.
       const Tensor run = running(r, t);
       gates.masked_fill_(run.logical_not(), 0);
-      d_c.copy_(at::where(run, d_c, d_c_next));
-      d_h.copy_(at::where(run, 0, d_h_next)).addmm_(gates, w_h);
+      d_c.copy_(d_c.where(run, d_c_next));
+      d_h.copy_(d_h_next.masked_fill(run, 0)).addmm_(gates, w_h);
     } else {
       d_h.addmm_(gates, w_h, /*beta=*/0);
     }
@@ -103,9 +99,20 @@ constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
 constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
 
 }  // namespace
-}  // namespace lltm
 
-TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CPU, m) {
-  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::rounded_forward>));
-  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::rounded_backward>));
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_forward(
+    const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
+    const OptionalTensor& lengths, std::optional<bool> for_backward) {
+  return lltm::sequence_forward<rounded_forward>(input, weights, bias, h0, c0, lengths, for_backward);
 }
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_backward(
+    const OptionalTensor& grad_output, const OptionalTensor& grad_h_n, const OptionalTensor& grad_c_n,
+    const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
+    const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
+    std::array<bool, 3> output_mask) {
+  return lltm::sequence_backward<rounded_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
+                                                   output, gates, cells, output_mask);
+}
+
+}  // namespace lltm

@@ -4,13 +4,12 @@
 #include "sequence.h"
 #include "cublas.h"
 #include "cuda_device.h"
+#include "kernels.h"
 #include "sequence_cuda.h"
 
 #include <ATen/OpMathType.h>
-#include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -58,7 +57,7 @@ void run_persistent(cuda::SequenceParams& p, const Tensor& like, bool forward) {
   const auto dtype = like.scalar_type();
   const size_t bytes = cuda::persistent_workspace_bytes(p, dtype, forward);
   const auto options = like.options().dtype(at::kByte);
-  const Tensor workspace = bytes > 0 ? at::empty({static_cast<int64_t>(bytes)}, options) : Tensor();
+  const Tensor workspace = bytes > 0 ? like.new_empty({static_cast<int64_t>(bytes)}, options) : Tensor();
   p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
   const auto stream = c10::cuda::getCurrentCUDAStream();
   C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, dtype, stream)
@@ -114,12 +113,12 @@ void cuda_forward(Recurrence& r) {
   const Tensor w_h = r.weights.narrow(1, 0, S), w_x = r.weights.narrow(1, S, F);
   // Step t's pre-activations are row t % chunk of pre.
   const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
-  const Tensor pre = in_gates ? r.gates : at::empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
+  const Tensor pre = in_gates ? r.gates : r.gates.new_empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
   const Tensor input = in_gates ? r.input : r.input.contiguous();
   // The step's state, and two buffers each that the steps' new state alternates between.
   Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
-  const Tensor h_buffers[2] = {at::empty_like(h), at::empty_like(h)};
-  const Tensor c_buffers[2] = {at::empty_like(c), at::empty_like(c)};
+  const Tensor h_buffers[2] = {h.new_empty(h.sizes()), h.new_empty(h.sizes())};
+  const Tensor c_buffers[2] = {c.new_empty(c.sizes()), c.new_empty(c.sizes())};
   for (int64_t t = 0; t < T; ++t) {
     if (!in_gates && t % chunk == 0) {
       const int64_t steps = std::min(chunk, T - t);
@@ -175,9 +174,20 @@ void cuda_backward(Recurrence& r) {
 }
 
 }  // namespace
-}  // namespace lltm
 
-TORCH_LIBRARY_IMPL(LLTM_JIT_NAMESPACE, CUDA, m) {
-  m.impl("sequence_forward", TORCH_FN(lltm::sequence_forward<lltm::cuda_forward>));
-  m.impl("sequence_backward", TORCH_FN(lltm::sequence_backward<lltm::cuda_backward>));
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_forward(
+    const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
+    const OptionalTensor& lengths, std::optional<bool> for_backward) {
+  return lltm::sequence_forward<cuda_forward>(input, weights, bias, h0, c0, lengths, for_backward);
 }
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_backward(
+    const OptionalTensor& grad_output, const OptionalTensor& grad_h_n, const OptionalTensor& grad_c_n,
+    const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
+    const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
+    std::array<bool, 3> output_mask) {
+  return lltm::sequence_backward<cuda_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
+                                                output, gates, cells, output_mask);
+}
+
+}  // namespace lltm

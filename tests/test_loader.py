@@ -7,6 +7,7 @@ The subprocess tests are marked slow: each imports torch, and most compile.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from lltm_jit import loader
+from lltm_jit import jit
+from lltm_jit.jit.workspace import Workspace
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -74,11 +76,11 @@ def read_only(path):
 
 def entries(cache):
     """The published builds' folders."""
-    return [b["directory"] for b in loader.Cache(cache).builds()]
+    return [b["directory"] for b in jit.Cache(cache).builds()]
 
 
 def leftovers(cache):
-    return loader.Cache(cache).leftovers()
+    return jit.Cache(cache).leftovers()
 
 
 def build_processes(cache):
@@ -113,7 +115,7 @@ def assert_build_stops(cache):
 
 def edit_a_source(tree):
     """A harmless edit to the sources in `tree`: a new key."""
-    source = loader.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
+    source = jit.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
     source.write_text(source.read_text() + "\n// an edit\n")
 
 
@@ -147,12 +149,12 @@ def warm_cache(tmp_path, built_cache):
 
 
 def test_key_covers_torch_cuda_arch_python_and_namespace(monkeypatch):
-    spec = loader.BuildSpec("lltm_jit", (), loader.source_dir())
+    spec = jit.BuildSpec("lltm_jit", (), jit.source_dir())
     base = spec.key()
-    assert loader.BuildSpec("lltm_jit", (), loader.source_dir()).key() == base
-    assert loader.BuildSpec("lltm_jit", ("9.0",), spec.src).key() != base
-    assert loader.BuildSpec("lltm_jit", ("8.0",), spec.src).key() != loader.BuildSpec("lltm_jit", ("9.0",), spec.src).key()
-    assert loader.BuildSpec("lltm_jit_x", (), spec.src).key() != base
+    assert jit.BuildSpec("lltm_jit", (), jit.source_dir()).key() == base
+    assert jit.BuildSpec("lltm_jit", ("9.0",), spec.src).key() != base
+    assert jit.BuildSpec("lltm_jit", ("8.0",), spec.src).key() != jit.BuildSpec("lltm_jit", ("9.0",), spec.src).key()
+    assert jit.BuildSpec("lltm_jit_x", (), spec.src).key() != base
     for target, name, value in [(torch, "__version__", "9.9.9"), (torch.version, "cuda", "99.1"),
                                 (torch.version, "git_version", "0" * 40),
                                 (sys.implementation, "cache_tag", "cpython-399")]:
@@ -163,23 +165,23 @@ def test_key_covers_torch_cuda_arch_python_and_namespace(monkeypatch):
 
 
 def test_arch_list_parsing(monkeypatch):
-    assert loader.parse_arch_list("9.0;8.0 8.0,9.0+PTX") == ("8.0", "9.0", "9.0+PTX")
-    with pytest.raises(loader.BuildError, match="invalid CUDA architecture 'sm_90'"):
-        loader.parse_arch_list("sm_90")
+    assert jit.parse_arch_list("9.0;8.0 8.0,9.0+PTX") == ("8.0", "9.0", "9.0+PTX")
+    with pytest.raises(jit.BuildError, match="invalid CUDA architecture 'sm_90'"):
+        jit.parse_arch_list("sm_90")
     monkeypatch.setattr(torch.version, "cuda", "13.0")
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
-    assert loader.cuda_archs() == ("9.0",)
+    assert jit.cuda_archs() == ("9.0",)
     monkeypatch.setenv("LLTM_JIT_CUDA", "0")
-    assert loader.cuda_archs() == ()
+    assert jit.cuda_archs() == ()
 
 
 def test_a_relative_cache_dir_is_resolved_once(tmp_path, monkeypatch):
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LLTM_JIT_CACHE_DIR", f"cache-{tmp_path.name}")
-    assert loader.Cache.default().root == tmp_path / f"cache-{tmp_path.name}"
+    assert jit.Cache.default().root == tmp_path / f"cache-{tmp_path.name}"
     monkeypatch.chdir(tmp_path / "elsewhere")
-    assert loader.Cache.default().root == tmp_path / f"cache-{tmp_path.name}"
+    assert jit.Cache.default().root == tmp_path / f"cache-{tmp_path.name}"
 
 
 def fake_build(cache, key, publish):
@@ -193,7 +195,7 @@ def fake_build(cache, key, publish):
 
 
 def test_sweep_removes_the_folders_of_dead_builders_only(tmp_path):
-    cache = loader.Cache(tmp_path / "cache")
+    cache = jit.Cache(tmp_path / "cache")
     dead, running = "a" * 24, "b" * 24
     fake_build(cache, dead, publish=False)
     with cache.locked(running):
@@ -203,7 +205,7 @@ def test_sweep_removes_the_folders_of_dead_builders_only(tmp_path):
 
 
 def test_clean_removes_everything_but_a_running_build(tmp_path):
-    cache = loader.Cache(tmp_path / "cache")
+    cache = jit.Cache(tmp_path / "cache")
     published, dead, running = "a" * 24, "b" * 24, "c" * 24
     fake_build(cache, published, publish=True)
     fake_build(cache, dead, publish=False)
@@ -224,10 +226,10 @@ def test_a_cache_path_that_is_not_a_directory_gives_one_clear_error(tmp_path, mo
     file.write_text("")
     root = file if where == "a file" else file / "cache"
     monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(root))
-    assert loader.Cache.default().problem().endswith("is not a directory")
+    assert jit.Cache.default().problem().endswith("is not a directory")
     message = f"cannot use the cache directory {root}: .* not a directory. Set LLTM_JIT_CACHE_DIR"
-    with pytest.raises(loader.CacheError, match=message):  # a BuildError, which the fallback covers
-        loader.load(loader.BuildSpec.current("lltm_jit_never_built"))
+    with pytest.raises(jit.CacheError, match=message):  # a BuildError, which the fallback covers
+        jit.load(jit.BuildSpec.current("lltm_jit_never_built"))
 
 
 def ninja_failure(failed, other, object_name, error_file):
@@ -247,20 +249,21 @@ ninja: build stopped: subcommand failed.
 
 
 def test_a_failure_excerpt_is_ninjas_failed_row_and_the_compilers_errors():
-    spec = loader.BuildSpec("lltm_jit", ("9.0",), loader.source_dir())
+    spec = jit.BuildSpec("lltm_jit", ("9.0",), jit.source_dir())
     cpp, other = [p for p in spec.sources() if p.suffix == ".cpp"][:2]
-    output = ninja_failure(cpp, other, f"{cpp.stem}.o", cpp)
-    failed, excerpt = loader._describe_failure(output, spec)
+    output = ninja_failure(cpp, other, f"obj/{cpp.name}.o", cpp)
+    failed, excerpt = jit.describe_failure(output, spec)
     assert failed == str(cpp)
     assert excerpt.splitlines() == output.splitlines()[1:2] + output.splitlines()[4:7]
 
     # An error in a header names the failed object's source: a .cu file, whose object is
-    # <stem>.cuda.o (beside a <stem>.cpp, if any, whose object is <stem>.o).
-    cu = next(p for p in spec.sources() if p.suffix == ".cu")
-    output = ninja_failure(cu, other, f"{cu.stem}.cuda.o", spec.src / "a_header.h")
-    failed, excerpt = loader._describe_failure(output, spec)
+    # obj/<name>.o, beside a .cpp file of the same stem.
+    cu = spec.src / "cell_cuda.cu"
+    assert cu in spec.sources() and spec.src / "cell_cuda.cpp" in spec.sources()
+    output = ninja_failure(cu, other, f"obj/{cu.name}.o", spec.src / "a_header.h")
+    failed, excerpt = jit.describe_failure(output, spec)
     assert failed == str(cu)
-    assert excerpt.splitlines()[0] == f"FAILED: [code=1] {cu.stem}.cuda.o"
+    assert excerpt.splitlines()[0] == f"FAILED: [code=1] obj/{cu.name}.o"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,7 +366,7 @@ def test_cold_import_builds_and_the_next_import_reuses_it(tree, tmp_path):
     first = python(tree, cache)
     assert first.returncode == 0, first.stderr
     assert "lltm_jit: compiling the C++ kernels" in first.stderr and "built in" in first.stderr
-    [build] = loader.Cache(cache).builds()
+    [build] = jit.Cache(cache).builds()
     library = Path(build["directory"]) / build["library"]
     before = library.stat()
 
@@ -460,21 +463,21 @@ def test_simultaneous_cold_imports_build_once(tree, tmp_path):
 
 @pytest.mark.slow
 def test_damaged_library_is_rebuilt_with_a_warning(tree, warm_cache):
-    [build] = loader.Cache(warm_cache).builds()
+    [build] = jit.Cache(warm_cache).builds()
     library = Path(build["directory"]) / build["library"]
     library.write_bytes(library.read_bytes()[: library.stat().st_size // 2])
     result = python(tree, warm_cache, "import lltm_jit; print(lltm_jit.backend())")
     assert result.returncode == 0, result.stderr
     assert "is damaged" in result.stderr and "rebuilding" in result.stderr
     assert result.stdout.strip() == "extension"
-    [build] = loader.Cache(warm_cache).builds()
+    [build] = jit.Cache(warm_cache).builds()
     assert library.stat().st_size == build["size"] and leftovers(warm_cache) == []
 
 
 @pytest.mark.slow
 def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, tmp_path):
     cache = tmp_path / "cache"
-    source = loader.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
+    source = jit.BuildSpec("lltm_jit", (), tree / "src").sources()[0]
     good = source.read_text()
     source.write_text(good + "\nint broken() { return undeclared_name; }\n")
     # A compiler that colours its messages, and a ninja that keeps colours in a pipe.
@@ -484,13 +487,15 @@ def test_compile_error_names_the_file_and_log_and_the_cache_stays_usable(tree, t
     result = python(tree, cache, CXX=colour, CLICOLOR_FORCE="1")
     assert result.returncode != 0
     excerpt = result.stderr.split(f"building {source} failed:\n")[1].split("\nFull build log: ")[0]
-    assert excerpt.startswith("FAILED: ") and f"{source.stem}.o" in excerpt.splitlines()[0]
+    assert excerpt.startswith("FAILED: ") and f"{source.name}.o" in excerpt.splitlines()[0]
     assert "error" in excerpt and "undeclared_name" in excerpt
+    assert f"{source}:" in excerpt  # the edited file's own path, not the workspace's copy of it
     assert not any(row.startswith("[") for row in excerpt.splitlines())  # no other build step
     assert "\x1b" not in excerpt
     log = Path(result.stderr.split("Full build log: ")[1].split()[0])
     assert log.is_file() and "undeclared_name" in log.read_text() and "\x1b" not in log.read_text()
     assert not entries(cache) and leftovers(cache) == []
+    assert not list(cache.glob("*.lock"))  # no lock outlives the failed build
 
     source.write_text(good)
     result = python(tree, cache)
@@ -504,8 +509,9 @@ def test_reload_uses_the_edited_sources(tree, warm_cache):
     assert result.returncode == 0, result.stderr
     before, built, after, correct, stable = result.stdout.strip().splitlines()
     assert before.startswith("lltm: input must have 2 dimensions"), before
-    namespace, built_now = built.split()
+    namespace, built_now, built_now_again = built.split()
     assert namespace.startswith("lltm_jit_") and built_now == "True"
+    assert built_now_again == "False"  # a second reload of the same sources builds nothing
     assert after == before.replace("lltm: ", "lltm (edited): ", 1)
     assert correct == "True" and stable == "True True"
 
@@ -525,7 +531,9 @@ def test_command_line(tree, warm_cache, tmp_path):
     assert "not built yet" in info.stdout and str(empty) in info.stdout
     assert "compiling" not in info.stderr  # `python -m lltm_jit` does not build on import
     info = command(tree, warm_cache, "info")
-    assert info.returncode == 0 and "built in" in info.stdout and "per file (start-end s)" in info.stdout
+    assert info.returncode == 0 and "built in" in info.stdout and "critical path: ops.cpp" in info.stdout
+    assert "compiled (start-end s): ops.cpp 0.0-" in info.stdout and "reused: nothing" in info.stdout
+    assert f"from {REPO / 'src'} in {warm_cache}" in info.stdout and "last used 20" in info.stdout  # built_cache's
 
     built = command(tree, warm_cache, "build", "--cpu-only")
     assert built.returncode == 0 and built.stdout.startswith("already built: ")
@@ -536,7 +544,7 @@ def test_command_line(tree, warm_cache, tmp_path):
 
 @pytest.mark.slow
 def test_a_read_only_cache_with_the_build_loads_it(tree, warm_cache):
-    cache = loader.Cache(warm_cache)
+    cache = jit.Cache(warm_cache)
     fake_build(cache, "d" * 24, publish=False)  # left by a dead process; sweeping it cannot work
     read_only(warm_cache)
     result = python(tree, warm_cache, "import lltm_jit; print(lltm_jit.backend())", prefix=unprivileged())
@@ -562,7 +570,135 @@ def test_installed_wheel_finds_its_sources(tmp_path, warm_cache):
         shutil.copytree(REPO / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", str(target), str(project)], check=True, capture_output=True, timeout=TIMEOUT)
-    code = "import lltm_jit; print(lltm_jit.loader.source_dir(), lltm_jit.build_info()['built_now'])"
+    code = "import lltm_jit; print(lltm_jit.jit.source_dir(), lltm_jit.build_info()['built_now'])"
     result = python(target, warm_cache, code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(target / "lltm_jit" / "csrc"), "False"]  # same sources, same key
+
+
+# ---------------------------------------------------------------------------------------------
+# The workspace: objects reused across builds, never a stale one
+
+
+def last_build(cache, result):
+    """The manifest of the build whose key `result` printed last."""
+    key = result.stdout.split()[-1]
+    return next(b for b in jit.Cache(cache).builds() if b["key"] == key)
+
+
+def compiled_sources(build):
+    """The sources a build compiled (not the generated namespace file, not the link)."""
+    return sorted(name for name in build["compiled"] if name != "link" and not name.startswith("namespace-"))
+
+
+def dependents(src, header):
+    """The sources that include `header`, directly or through other headers of `src`."""
+    def includes(path, seen):
+        for name in re.findall(r'^#include "([^"]+)"', path.read_text(), re.M):
+            if name not in seen and (src / name).is_file():
+                seen.add(name)
+                includes(src / name, seen)
+        return seen
+    spec = jit.BuildSpec("lltm_jit", (), src)
+    return sorted(p.name for p in spec.sources() if header in includes(p, set()))
+
+
+KEY = "import lltm_jit; print(lltm_jit.build_info()['key'])"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edited", ["sequence_cpu.cpp", "cell_cpu.h"])
+def test_an_edit_recompiles_what_it_affects_and_nothing_else(tree, warm_cache, edited):
+    path = tree / "src" / edited
+    path.write_text(path.read_text() + "\n// an edit\n")
+    result = python(tree, warm_cache, KEY)
+    assert result.returncode == 0, result.stderr
+    build = last_build(warm_cache, result)
+    expected = [edited] if edited.endswith(".cpp") else dependents(tree / "src", edited)
+    assert expected and len(expected) < len(build["sources"])
+    assert compiled_sources(build) == expected
+    reused = [name for name in build["reused"] if not name.startswith("namespace-")]
+    assert sorted(reused) == sorted(set(build["sources"]) - set(expected))
+
+
+@pytest.mark.slow
+def test_a_build_killed_mid_compile_leaves_nothing_that_a_later_build_reuses(tree, warm_cache):
+    # Every file is edited, so that every one is being compiled when the build is killed.
+    spec = jit.BuildSpec("lltm_jit", (), tree / "src")
+    for source in spec.sources():
+        source.write_text(source.read_text() + "\n// an edit\n")
+    proc = spawn(tree, warm_cache)
+    compiling(warm_cache, proc)
+    time.sleep(0.5)  # the compilers have written part of their objects
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert_build_stops(warm_cache)
+    result = python(tree, warm_cache, KEY)
+    assert result.returncode == 0, result.stderr
+    assert compiled_sources(last_build(warm_cache, result)) == sorted(p.name for p in spec.sources())
+
+
+@pytest.mark.slow
+def test_two_processes_building_different_copies_at_once_do_not_mix_objects(tree, warm_cache, tmp_path):
+    """Each copy's edit shows in its own error message: a process that linked an object of the other
+    copy would print the other's."""
+    trees = [tree, tmp_path / "tree2"]
+    shutil.copytree(tree, trees[1])
+    for number, root in enumerate(trees):
+        checks = root / "src" / "checks.h"
+        checks.write_text(checks.read_text().replace('" must have "', f'" (copy {number}) must have "'))
+    code = ("import lltm_jit, torch\n"
+            "try:\n    lltm_jit.lltm(torch.randn(3), *[torch.randn(2, 2)] * 4)\n"
+            "except RuntimeError as error:\n    print(str(error).splitlines()[0])")
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env_for(root, warm_cache), cwd=root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for root in trees]
+    outputs = [p.communicate(timeout=TIMEOUT) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    for number, (stdout, _) in enumerate(outputs):
+        assert stdout.startswith(f"lltm: input (copy {number}) must have 2 dimensions"), outputs
+    assert len(entries(warm_cache)) == 3
+
+
+def test_a_changed_flag_compiler_or_torch_gets_a_workspace_of_its_own(tmp_path, monkeypatch):
+    """Objects are shared only between builds whose every object would come out the same."""
+    cache = jit.Cache(tmp_path)
+    spec = jit.BuildSpec("lltm_jit", (), jit.source_dir())
+    tools = jit.env.check_tools(())
+    name = Workspace(cache, spec, tools).name
+    assert Workspace(cache, jit.BuildSpec("lltm_jit_other", (), tmp_path), tools).name == name  # nor sources
+    changes = [(jit.spec, "CXX_FLAGS", (*jit.spec.CXX_FLAGS, "-g")), (torch, "__version__", "9.9.9"),
+               (torch.version, "git_version", "0" * 40)]
+    for target, attribute, value in changes:
+        with monkeypatch.context() as m:
+            m.setattr(target, attribute, value)
+            assert Workspace(cache, spec, tools).name != name, attribute
+    assert Workspace(cache, spec, {**tools, "cxx": shutil.which("true")}).name != name  # another compiler
+
+
+# ---------------------------------------------------------------------------------------------
+# Trust: nothing that someone else could have written is loaded
+
+
+def test_a_cache_directory_that_others_can_write_is_refused(tmp_path, monkeypatch):
+    root = tmp_path / "shared"
+    root.mkdir()
+    root.chmod(0o777)
+    monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(root))
+    with pytest.raises(jit.CacheError, match=f"refusing the cache directory: {root} is writable by its group or"):
+        jit.load(jit.BuildSpec.current("lltm_jit_never_built"))
+
+
+@pytest.mark.parametrize("change", ["group-writable", "another owner"])
+def test_a_cached_build_that_others_could_have_written_is_refused(tmp_path, change):
+    cache = jit.Cache(tmp_path / "cache")
+    key = "a" * 24
+    fake_build(cache, key, publish=True)
+    library = cache.entry(key) / "library.so"
+    if change == "group-writable":
+        library.chmod(0o664)
+    elif os.geteuid() == 0:
+        os.chown(library, 65534, 65534)
+    else:
+        pytest.skip("only root can give a file to another user")
+    with pytest.raises(jit.CacheError, match=f"refusing the cached build {cache.entry(key)}: {library} is"):
+        cache.library(key)

@@ -38,7 +38,7 @@ def test_notebook_runs():
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    from lltm_jit import loader
+    from lltm_jit import jit
 
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     # kernel_dirs=[] leaves only ipykernel's native python3 kernel, which runs this interpreter
@@ -50,7 +50,7 @@ def test_notebook_runs():
     # that is not installed needs.
     env = {
         **os.environ,
-        "LLTM_JIT_CACHE_DIR": str(loader.Cache.default().root),
+        "LLTM_JIT_CACHE_DIR": str(jit.Cache.default().root),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     client = NotebookClient(notebook, km=kernel, timeout=600, resources={"metadata": {"path": str(NOTEBOOK.parent)}})

@@ -1,9 +1,8 @@
 """ninja for one build of lltm_jit, tied to the process that asked for the build.
 
-torch.utils.cpp_extension runs the ``ninja`` it finds on PATH. For a build, the loader puts first
-on PATH a script that runs
+The workspace (workspace.py) runs ninja as
 
-    python -I -S _ninja_guard.py IMPORTER_PID BUILD_DIR NINJA [ninja's arguments]
+    python -I -S ninja_guard.py IMPORTER_PID BUILD_DIR NINJA [ninja's arguments]
 
 so that no compiler outlives the importer, however it ends:
 
@@ -13,6 +12,8 @@ so that no compiler outlives the importer, however it ends:
   SIGKILL.
 - SIGINT, SIGTERM or SIGHUP here become SIGTERM to ninja, which stops its compilers and exits.
 - ninja's output goes to this process's stdout and to BUILD_DIR/build.log.
+- ninja and its compilers write their files with a umask of 022, so that the cache's trust
+  checks (cache.py) never meet a group-writable object or library.
 - BUILD_DIR/.running stays locked (a shared flock) while ninja or any of its compilers runs: each
   of them holds it open. The loader takes it exclusively to wait until they are all gone.
 
@@ -38,8 +39,6 @@ def die_with_parent(parent: int) -> None:
 
 def main(importer: str, build_dir: str, ninja: str, *args: str) -> int:
     die_with_parent(int(importer))
-    if args[:1] == ("--version",):  # torch's check that ninja exists; nothing to build or stop
-        os.execv(ninja, [ninja, *args])
     running = os.open(os.path.join(build_dir, ".running"), os.O_RDONLY | os.O_CREAT, 0o644)
     fcntl.flock(running, fcntl.LOCK_SH)
 
@@ -63,6 +62,7 @@ def main(importer: str, build_dir: str, ninja: str, *args: str) -> int:
         # ninja may print after this process died (and its pipe with it): an ignored SIGPIPE lets
         # it go on to stop its compilers rather than die at the write.
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        os.umask(0o022)
         die_with_parent(guard)
 
     build = subprocess.Popen([ninja, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

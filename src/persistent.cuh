@@ -1,0 +1,256 @@
+// The persistent sequence kernels' shared pieces: their tiling of the batch and the state, their
+// workspace, the device helpers both directions use, and their launch. Each direction's kernel is
+// in persistent_forward.cuh or persistent_backward.cuh, instantiated per dtype in a file of its own
+// (persistent_<direction>_<dtype>.cu) so that a build compiles them side by side and an edit of one
+// recompiles one; sequence_persistent.cu dispatches on the dtype.
+//
+// Persistent kernels: one launch runs every step. The batch is split into groups of R rows and the
+// state's columns into tiles; a block runs every step of one group's rows for one tile, keeping
+// the rows of W_h that belong to its tile's columns (all three gates', in the math type) in shared
+// memory for the whole sequence, and the cell state and the carried gradients in registers (in
+// float for half and bfloat16 storage, so that they are not rounded between steps). Where one
+// tile holds every column, a block needs nothing from the others. Otherwise the blocks of a group
+// exchange a vector a step through global memory (L2) and wait for each other at a barrier, which
+// needs them all resident at once (a cooperative launch): the forward gathers the new h of every
+// column before the next product; the backward's product gives each tile's share of d_h for every
+// column, and each column's owner adds up the tiles' shares.
+#pragma once
+
+#include "sequence_kernels.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace lltm::cuda {
+
+// A persistent block has `columns` x `slices` threads: slices split each step's reduction over
+// W_h, and every thread then updates at most kItems (row, column) cells of the state.
+constexpr int kPersistentThreads = 512;
+constexpr int kMaxRows = 8;
+constexpr int kMaxSlices = 16;
+constexpr int kItems = 2;
+
+// Forward shared memory: the tile's rows of W_h as Pack<T, 4> packs along the reduction's
+// dimension k (consecutive threads, consecutive columns, read consecutive 16-byte words); h of
+// the group's rows; the slices' partial sums. Backward: the tile's rows of W_h packed along the
+// tile's columns j, one thread per column k of d_h; the tile's gate gradients; the slices'
+// partial sums. `width` columns per tile, a multiple of 4 (the last tile may hold fewer).
+struct Tiling {
+  int rows = 0;  // 0: the persistent kernels do not fit
+  int slices = 0;
+  int tiles = 0;
+  int width = 0;
+  size_t shared_bytes = 0;
+};
+
+// The workspace, in the math type: where tiles > 1, what the blocks of a group exchange (the
+// forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x batch x state; two
+// halves that alternate with the step's parity); where the backward sums d_bias over more than
+// one group of rows, each group's sums (groups x 3 x state). Then counters that start at zero: an
+// arrival counter per group (tiles > 1), then a ticket per tile (the d_bias sums).
+template <typename T>
+struct Workspace {
+  T* exchange;
+  T* bias_sums;
+  int* arrivals;
+  int* tickets;
+};
+
+struct WorkspaceSizes {
+  int64_t exchange, bias_sums;  // elements of the math type
+  int64_t arrivals, tickets;    // counters
+};
+
+LLTM_HD WorkspaceSizes workspace_sizes(const SequenceParams& p, const Tiling& t, bool forward) {
+  if (t.rows == 0) return {};  // the tiling does not fit: no launch
+  const int64_t groups = ceil_div(p.batch, t.rows);
+  const bool split = t.tiles > 1, bias = !forward && p.d_bias != nullptr && groups > 1;
+  return {split ? 2 * (forward ? 1 : t.tiles) * p.batch * p.state : 0, bias ? groups * 3 * p.state : 0,
+          split ? groups : 0, bias ? t.tiles : 0};
+}
+
+template <typename T>
+LLTM_HD Workspace<T> workspace(const SequenceParams& p, const Tiling& t, bool forward) {
+  const WorkspaceSizes n = workspace_sizes(p, t, forward);
+  T* exchange = static_cast<T*>(p.workspace);
+  int* arrivals = reinterpret_cast<int*>(exchange + n.exchange + n.bias_sums);
+  return {exchange, exchange + n.exchange, arrivals, arrivals + n.arrivals};
+}
+
+template <typename T>
+inline size_t workspace_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+  const WorkspaceSizes n = workspace_sizes(p, t, forward);
+  return sizeof(T) * (n.exchange + n.bias_sums) + sizeof(int) * (n.arrivals + n.tickets);
+}
+
+inline int block_columns(const SequenceParams& p, const Tiling& t, bool forward) {
+  return static_cast<int>(round_up(forward ? t.width : p.state, 32));
+}
+
+template <typename T>
+inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+  const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
+  return sizeof(T) * (forward ? 3 * W * padded + R * padded + t.slices * 3 * R * W
+                              : 3 * W * S + R * 3 * W + t.slices * R * S);
+}
+
+// The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more
+// each step); then the fewest rows that give each multiprocessor at most one block (fewer rows
+// make more blocks, and with tiles > 1 every block must be resident at once; with one tile,
+// fewer rows where those do not fit); then the most slices that fit. None (rows == 0) where no
+// tiling fits.
+template <typename T>
+inline Tiling persistent_tiling(const SequenceParams& p, bool forward) {
+  if (round_up(p.state, 32) > kPersistentThreads) return {};
+  for (int64_t nominal = 1; nominal <= p.multiprocessors && (nominal == 1 || p.cooperative); nominal *= 2) {
+    Tiling t;
+    t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 4));
+    t.tiles = static_cast<int>(ceil_div(p.state, t.width));
+    const int columns = block_columns(p, t, forward);
+    auto blocks = [&](int rows) { return t.tiles * ceil_div(p.batch, rows); };
+    int rows = 1;
+    while (rows < kMaxRows && blocks(rows) > p.multiprocessors) rows *= 2;
+    for (; rows >= 1 && (t.tiles == 1 || blocks(rows) <= p.multiprocessors); rows /= 2) {
+      t.rows = rows;
+      for (t.slices = std::min(kMaxSlices, kPersistentThreads / columns); t.slices >= 1; --t.slices) {
+        t.shared_bytes = shared_bytes<T>(p, t, forward);
+        if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices) return t;
+      }
+    }
+  }
+  return {};
+}
+
+// Where the blocks of a group are: block (group, tile) runs rows [b0, b0 + R) and owns columns
+// [j0, j0 + width) of the state.
+struct Place {
+  int tile, group;
+  int64_t b0;
+  int j0;
+};
+
+template <int R>
+__device__ __forceinline__ Place place(const Tiling& t) {
+  const int tile = blockIdx.x % t.tiles, group = blockIdx.x / t.tiles;
+  return {tile, group, int64_t{group} * R, tile * t.width};
+}
+
+// Arrives at the group's counter and waits until it reaches `target` (tiles arrivals a step):
+// what every block of the group wrote to global memory before arriving is then visible to every
+// thread of this one.
+__device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    __threadfence();
+    atomicAdd(arrivals, 1);
+    while (*static_cast<volatile int*>(arrivals) < target) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// This thread's index in its (2-D) block, and the block's number of threads.
+__device__ __forceinline__ int thread_rank() { return threadIdx.y * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
+
+// Whether this block is the last of `count` to take a ticket: what the others wrote to global
+// memory before taking theirs is then visible to every thread of this one. Needs no residency.
+__device__ __forceinline__ bool last_to_arrive(int* tickets, int count) {
+  __syncthreads();
+  bool last = false;
+  if (thread_rank() == 0) {
+    __threadfence();
+    last = atomicAdd(tickets, 1) == count - 1;
+    __threadfence();
+  }
+  return __syncthreads_or(last);
+}
+
+// The cells of the state a thread updates: item m is (row r, column c) of the block's R x width,
+// with the length of row b's sequence (0 where the item lies past the batch or the state).
+struct Item {
+  int r, c;
+  int64_t b, j, length;
+  bool valid;
+};
+
+template <int R>
+__device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t, const Place& at, int m) {
+  const int item = thread_rank() + m * block_threads();
+  const int r = item / t.width, c = item % t.width;
+  const int64_t b = at.b0 + r, j = at.j0 + c;
+  const bool valid = item < R * t.width && b < p.batch && j < p.state;
+  return {r, c, b, j, !valid ? 0 : p.lengths ? p.lengths[b] : p.time, valid};
+}
+
+// Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
+// multiprocessor's L1, which may hold an older copy) into shared memory rows of `stride`; zeros
+// past the batch. The loads of a round are all in flight together.
+template <int R, typename T>
+__device__ __forceinline__ void gather_rows(T* to, int stride, const T* from, int S, int64_t b0, int64_t B) {
+  constexpr int kInFlight = 8;
+  const int thread = thread_rank(), threads = block_threads();
+  for (int first = thread; first < R * S; first += kInFlight * threads) {
+    T v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads, r = i / S;
+      v[u] = i < R * S && b0 + r < B ? __ldcg(from + (b0 + r) * S + i % S) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads;
+      if (i < R * S) to[(i / S) * stride + i % S] = v[u];
+    }
+  }
+}
+
+// This thread slice's share [begin, end) of `count`.
+struct Share {
+  int begin, end;
+};
+
+__device__ __forceinline__ Share slice_share(int count) {
+  const int per = static_cast<int>(ceil_div(count, blockDim.y)), begin = threadIdx.y * per;
+  return {begin, begin + per < count ? begin + per : count};
+}
+
+// Launches one instantiation of a persistent kernel, `kernel` of R rows per group, for the direction
+// `kForward`, after zeroing its workspace's counters.
+template <typename scalar_t, int R, bool kForward>
+cudaError_t launch_persistent(void (*kernel)(SequenceParams, Tiling), const SequenceParams& p, const Tiling& tiling,
+                              cudaStream_t stream) {
+  if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(tiling.shared_bytes));
+      error != cudaSuccess) {
+    return error;
+  }
+  const int groups = static_cast<int>(ceil_div(p.batch, R));
+  if (const WorkspaceSizes n = workspace_sizes(p, tiling, kForward); n.arrivals + n.tickets > 0) {
+    int* counters = workspace<opmath_t<scalar_t>>(p, tiling, kForward).arrivals;
+    if (const cudaError_t error = cudaMemsetAsync(counters, 0, sizeof(int) * (n.arrivals + n.tickets), stream);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
+  cudaLaunchAttribute cooperative{};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = tiling.tiles > 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(tiling.tiles * groups));
+  config.blockDim = dim3(block_columns(p, tiling, kForward), tiling.slices);
+  config.dynamicSmemBytes = tiling.shared_bytes;
+  config.stream = stream;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, p, tiling);
+}
+
+template <typename scalar_t>
+cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+template <typename scalar_t>
+cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+
+}  // namespace lltm::cuda

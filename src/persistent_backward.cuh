@@ -1,0 +1,188 @@
+// The persistent backward kernel (see persistent.cuh).
+#pragma once
+
+#include "persistent.cuh"
+
+namespace lltm::cuda {
+
+// What step t's backward reads from memory for one element, loaded a step ahead.
+template <typename T>
+struct StepInputs {
+  T z[3], c_prev, grad_h;
+};
+
+template <typename scalar_t, typename T = opmath_t<scalar_t>>
+__device__ __forceinline__ StepInputs<T> step_inputs(const SequenceParams& p, int64_t t, int64_t b, int64_t j) {
+  const int64_t S = p.state, B = p.batch;
+  const auto* z = static_cast<const scalar_t*>(p.gates) + (t * B + b) * 3 * S + j;
+  const T c_prev = t > 0             ? T(static_cast<const scalar_t*>(p.cells)[((t - 1) * B + b) * S + j])
+                   : p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[b * S + j])
+                                     : T(0);
+  return {{T(z[0]), T(z[S]), T(z[2 * S])}, c_prev, T(grad_output_at<scalar_t>(p, t, b, j))};
+}
+
+template <typename scalar_t, int R>
+__global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(SequenceParams p, Tiling tiling) {
+  using T = opmath_t<scalar_t>;
+  using V = Pack<T, 4>;
+  extern __shared__ __align__(32) unsigned char shared[];
+  const int S = static_cast<int>(p.state), W = tiling.width, packs = W / 4;
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
+  T* dg = reinterpret_cast<T*>(w + 3 * packs * S);  // dg[(r * 3 + g) * W + c]
+  T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]
+  const Workspace<T> ws = workspace<T>(p, tiling, false);
+  T* exchange = ws.exchange;  // [2][tiles][batch][state]
+  int* arrivals = ws.arrivals + at.group;
+  const auto* weights = static_cast<const scalar_t*>(p.weights);
+  const int thread = thread_rank(), threads = block_threads();
+  for (int i = thread; i < 3 * W * S; i += threads) {
+    const int row = i / S, k = i % S, g = row / W, c = row % W, j = at.j0 + c;
+    w[(g * packs + c / 4) * S + k].v[c % 4] =
+        j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
+  }
+  for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
+  Item items[kItems];
+  T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
+  StepInputs<T> in[kItems];
+  const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
+  const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
+    dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
+    if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
+  }
+  auto* gates = static_cast<scalar_t*>(p.gates);
+  const Share share = slice_share(3 * packs);
+  const int k = threadIdx.x;
+  __syncthreads();
+  for (int64_t t = p.time - 1; t >= 0; --t) {
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
+      T d[3] = {T(0), T(0), T(0)};
+      if (t < it.length) {
+        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
+                                                            in[m].z[2], in[m].c_prev);
+        dc[m] = o.d_old_cell;
+        d[0] = o.d_input_gate;
+        d[1] = o.d_output_gate;
+        d[2] = o.d_candidate;
+      }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[g * S] = scalar_t(d[g]);
+        dg[(it.r * 3 + g) * W + it.c] = d[g];
+        bias[m][g] += d[g];
+      }
+      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
+    }
+    __syncthreads();  // the step's gate gradients are in shared memory
+    if (k < S) {
+      T sum[R] = {};
+      for (int g = 0; g < 3; ++g) {  // this slice's pairs (g, q) of [share.begin, share.end)
+        const int begin = max(share.begin - g * packs, 0), end = min(share.end - g * packs, packs);
+        for (int q = begin; q < end; ++q) {
+          const V wv = w[(g * packs + q) * S + k];
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * W)[q];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) sum[r] += wv.v[i] * dv.v[i];
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) partial[(threadIdx.y * R + r) * S + k] = sum[r];
+    }
+    __syncthreads();  // the partial sums are in; every thread has read the gate gradients
+    const int parity = static_cast<int>(t % 2);
+    if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+      T* share_out = exchange + (parity * tiling.tiles + at.tile) * B * S;
+      for (int i = thread; i < R * S; i += threads) {
+        const int r = i / S, kk = i % S;
+        const int64_t b = at.b0 + r;
+        if (b >= B) continue;
+        T total = T(0);
+        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + r) * S + kk];
+        __stcg(share_out + b * S + kk, total);
+      }
+      arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
+    }
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
+      T total = T(0);
+      if (tiling.tiles == 1) {
+        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
+      } else {
+        const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
+#pragma unroll 8
+        for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
+      }
+      dh[m] = total;
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
+    static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
+  }
+  if (p.d_bias == nullptr) return;
+  // d_bias: the items' sums added up over the block's rows in dg (free now: the last step's
+  // reduction has read it, and where no item is it holds zeros), then over the groups of rows,
+  // in a fixed order, by the last block of the tile to finish.
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+#pragma unroll
+    for (int g = 0; g < 3; ++g) dg[(it.r * 3 + g) * W + it.c] = bias[m][g];
+  }
+  __syncthreads();
+  auto* d_bias = static_cast<scalar_t*>(p.d_bias);
+  const int groups = gridDim.x / tiling.tiles;
+  for (int i = thread; i < 3 * W; i += threads) {
+    const int g = i / W, c = i % W, j = at.j0 + c;
+    if (j >= S) continue;
+    T total = T(0);
+#pragma unroll
+    for (int r = 0; r < R; ++r) total += dg[(r * 3 + g) * W + c];
+    if (groups == 1) {
+      d_bias[g * S + j] = scalar_t(total);
+    } else {
+      __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
+    }
+  }
+  if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
+  for (int i = thread; i < 3 * W; i += threads) {
+    const int g = i / W, j = at.j0 + i % W;
+    if (j >= S) continue;
+    T total = T(0);
+    for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
+    d_bias[g * S + j] = scalar_t(total);
+  }
+}
+
+// Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
+// instantiated per dtype in persistent_backward_<dtype>.cu.
+template <typename scalar_t>
+cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  switch (tiling.rows) {
+    case 1: return launch_persistent<scalar_t, 1, false>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream);
+    case 2: return launch_persistent<scalar_t, 2, false>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream);
+    case 4: return launch_persistent<scalar_t, 4, false>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, false>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream);
+    default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
+  }
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,145 @@
+// The persistent forward kernel (see persistent.cuh).
+#pragma once
+
+#include "persistent.cuh"
+
+namespace lltm::cuda {
+
+template <typename scalar_t, int R>
+__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(SequenceParams p, Tiling tiling) {
+  using T = opmath_t<scalar_t>;
+  using V = Pack<T, 4>;
+  extern __shared__ __align__(32) unsigned char shared[];
+  const int S = static_cast<int>(p.state), padded = static_cast<int>(round_up(S, 4)), packs = padded / 4;
+  const int W = tiling.width;
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  V* w = reinterpret_cast<V*>(shared);             // w[(g * packs + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
+  T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k]
+  T* partial = h + R * padded;                     // partial[((s * 3 + g) * R + r) * W + c]
+  const Workspace<T> ws = workspace<T>(p, tiling, true);
+  T* exchange = ws.exchange;  // [2][batch][state]
+  int* arrivals = ws.arrivals + at.group;
+  const auto* weights = static_cast<const scalar_t*>(p.weights);
+  const int thread = thread_rank(), threads = block_threads();
+  for (int i = thread; i < 3 * W * padded; i += threads) {
+    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
+    w[(g * packs + k / 4) * W + c].v[k % 4] =
+        k < S && j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
+  }
+  const auto* h0 = static_cast<const scalar_t*>(p.h0);
+  for (int i = thread; i < R * padded; i += threads) {
+    const int r = i / padded, k = i % padded;
+    const int64_t b = at.b0 + r;
+    h[i] = h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
+  }
+  auto* gates = static_cast<scalar_t*>(p.gates);
+  auto* output = static_cast<scalar_t*>(p.output);
+  auto* cells = static_cast<scalar_t*>(p.cells);
+  // Each item's state, and the input projection of the step at hand, loaded a step ahead.
+  Item items[kItems];
+  T c[kItems], h_own[kItems], x[kItems][3];
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
+    h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
+#pragma unroll
+    for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
+  }
+  __syncthreads();
+  const Share share = slice_share(packs);
+  const int col = threadIdx.x;
+  for (int64_t t = 0; t < p.time; ++t) {
+    T next[kItems][3];
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        next[m][g] = items[m].valid && t + 1 < p.time
+                         ? T(gates[((t + 1) * B + items[m].b) * 3 * S + g * S + items[m].j])
+                         : T(0);
+      }
+    }
+    if (col < W) {
+      T z[3][R] = {};
+      for (int q = share.begin; q < share.end; ++q) {
+        const V wi = w[q * W + col], wo = w[(packs + q) * W + col], wc = w[(2 * packs + q) * W + col];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const V hv = reinterpret_cast<const V*>(h + r * padded)[q];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            z[0][r] += wi.v[i] * hv.v[i];
+            z[1][r] += wo.v[i] * hv.v[i];
+            z[2][r] += wc.v[i] * hv.v[i];
+          }
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) partial[((threadIdx.y * 3 + g) * R + r) * W + col] = z[g][r];
+      }
+    }
+    __syncthreads();  // the partial sums are in; every thread has read h
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      T z[3];
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[g] = x[m][g];
+        for (int s = 0; s < blockDim.y; ++s) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
+        x[m][g] = next[m][g];
+      }
+      const int64_t row = t * B + it.b;
+      if (cells != nullptr) {  // a backward follows: it reads the pre-activations
+#pragma unroll
+        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
+      }
+      if (t < it.length) {
+        const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
+        c[m] = o.new_cell;
+        h_own[m] = o.new_h;
+        output[row * S + it.j] = scalar_t(o.new_h);
+      } else {
+        output[row * S + it.j] = scalar_t(0);
+      }
+      if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
+      if (tiling.tiles == 1) {
+        h[it.r * padded + it.j] = h_own[m];
+      } else {
+        __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_own[m]);
+      }
+    }
+    if (tiling.tiles > 1) {
+      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      gather_rows<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
+    }
+    __syncthreads();  // the new h is in
+  }
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.h_n)[it.b * S + it.j] = scalar_t(h_own[m]);
+    static_cast<scalar_t*>(p.c_n)[it.b * S + it.j] = scalar_t(c[m]);
+  }
+}
+
+// Launches the forward kernel of storage type scalar_t with the tiling's rows per group;
+// instantiated per dtype in persistent_forward_<dtype>.cu.
+template <typename scalar_t>
+cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  switch (tiling.rows) {
+    case 1: return launch_persistent<scalar_t, 1, true>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream);
+    case 2: return launch_persistent<scalar_t, 2, true>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream);
+    case 4: return launch_persistent<scalar_t, 4, true>(persistent_forward_kernel<scalar_t, 4>, p, tiling, stream);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, true>(persistent_forward_kernel<scalar_t, kMaxRows>, p, tiling, stream);
+    default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
+  }
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,103 @@
+// The sequence's step kernels: for states whose W_h does not fit the persistent kernels, the host
+// runs one cuBLAS product per step and these fused elementwise passes around it.
+#include "sequence_kernels.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace lltm::cuda {
+namespace {
+
+constexpr int kStepThreads = 256;
+
+template <typename scalar_t>
+__global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequenceParams p, int64_t t, StepState state) {
+  using T = opmath_t<scalar_t>;
+  const int64_t S = p.state, n = p.batch * S;
+  const auto* pre = static_cast<const T*>(state.pre);
+  auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
+  const auto* __restrict__ h_prev = static_cast<const scalar_t*>(state.h_prev);
+  const auto* __restrict__ c_prev = static_cast<const T*>(state.c_prev);
+  auto* __restrict__ h_next = static_cast<scalar_t*>(state.h_next);
+  auto* __restrict__ c_next = static_cast<T*>(state.c_next);
+  auto* output = static_cast<scalar_t*>(p.output) + t * n;
+  auto* cells = p.cells ? static_cast<scalar_t*>(p.cells) + t * n : nullptr;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = i / S, j = i % S;
+    const T* z = pre + b * 3 * S + j;
+    if (runs(p.lengths, b, t)) {
+      const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[S], z[2 * S], c_prev[i]);
+      output[i] = scalar_t(o.new_h);
+      c_next[i] = o.new_cell;
+      h_next[i] = scalar_t(o.new_h);
+    } else {
+      output[i] = scalar_t(0);
+      c_next[i] = c_prev[i];
+      h_next[i] = h_prev[i];
+    }
+    if (cells) {
+      cells[i] = scalar_t(c_next[i]);
+      // Where pre is not gates[t] itself, the backward's pre-activations, rounded once.
+      if constexpr (!std::is_same_v<T, scalar_t>) {
+        for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g * S]);
+      }
+    }
+  }
+}
+
+template <typename scalar_t>
+__global__ void __launch_bounds__(kStepThreads)
+    step_backward_kernel(SequenceParams p, int64_t t, void* d_h_, void* d_c_) {
+  using T = opmath_t<scalar_t>;
+  const int64_t S = p.state, n = p.batch * S;
+  auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
+  const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
+  auto* d_h = static_cast<T*>(d_h_);
+  auto* d_c = static_cast<T*>(d_c_);
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = i / S, j = i % S;
+    scalar_t* z = gates + b * 3 * S + j;
+    if (runs(p.lengths, b, t)) {
+      const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j)) + d_h[i];
+      const T c = c_prev != nullptr ? T(c_prev[i]) : T(0);
+      const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, d_c[i], T(z[0]), T(z[S]), T(z[2 * S]), c);
+      z[0] = scalar_t(o.d_input_gate);
+      z[S] = scalar_t(o.d_output_gate);
+      z[2 * S] = scalar_t(o.d_candidate);
+      d_c[i] = o.d_old_cell;
+      d_h[i] = T(0);  // the host adds d_gates[t] W_h
+    } else {
+      z[0] = z[S] = z[2 * S] = scalar_t(0);  // d_h and d_c pass through the skipped step
+    }
+  }
+}
+
+unsigned step_blocks(const SequenceParams& p) {
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min<int64_t>(ceil_div(p.batch * p.state, kStepThreads), int64_t{8} * p.multiprocessors)));
+}
+
+}  // namespace
+
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
+                                cudaStream_t stream) {
+  if (p.batch == 0) return cudaSuccess;
+  dispatch(dtype, "lltm_sequence_step_forward_cuda", [&](auto tag) {
+    using scalar_t = decltype(tag);
+    step_forward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, state);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, at::ScalarType dtype,
+                                 cudaStream_t stream) {
+  if (p.batch == 0) return cudaSuccess;
+  dispatch(dtype, "lltm_sequence_step_backward_cuda", [&](auto tag) {
+    using scalar_t = decltype(tag);
+    step_backward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, d_h, d_c);
+  });
+  return cudaGetLastError();
+}
+
+}  // namespace lltm::cuda
