@@ -131,7 +131,6 @@ copy = Path(sys.argv[1])
 shutil.copytree(jit.source_dir(), copy)
 spec = jit.BuildSpec.current("lltm_jit", src=copy)
 targets = [p.name for p in spec.sources()] + [sys.argv[2]]
-rows = []
 for number, name in enumerate(targets):
     path = copy / name
     path.write_text(path.read_text() + f"\n// edit {number}\n")
@@ -139,19 +138,25 @@ for number, name in enumerate(targets):
     build = lltm_jit.reload(copy)
     seconds = time.perf_counter() - start
     meta = json.loads((build.library.parent / "manifest.json").read_text())
-    rows.append({"file": name, "reload_s": round(seconds, 2), "compiled": meta["compiled"],
-                 "reused": len(meta["reused"])})
-print(json.dumps(rows))
+    print(json.dumps({"file": name, "reload_s": round(seconds, 2), "compiled": meta["compiled"],
+                      "reused": len(meta["reused"])}), flush=True)
 """
 
 
-def edits(cache: Path, scratch: Path, header: str) -> list[dict]:
-    env = fresh_env(cache)
-    done = subprocess.run([sys.executable, "-c", EDITS, str(scratch / "edited-src"), header], env=env,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"the edits failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def edits(cache: Path, scratch: Path, header: str, tutorial_s: float | None) -> list[dict]:
+    """One row per edit, each printed as it comes."""
+    proc = subprocess.Popen([sys.executable, "-c", EDITS, str(scratch / "edited-src"), header], env=fresh_env(cache),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows = []
+    for line in proc.stdout:
+        rows.append(json.loads(line))
+        row = rows[-1]
+        ratio = f"  ({row['reload_s'] / tutorial_s:.2f} of the tutorial)" if tutorial_s else ""
+        compiled = ", ".join(name for name in row["compiled"] if name != "link")
+        print(f"  edit {row['file']:<28} reload {row['reload_s']:6.2f} s{ratio}  compiled: {compiled}", flush=True)
+    if proc.wait() != 0:
+        sys.exit(f"the edits failed:\n{proc.stderr.read()}")
+    return rows
 
 
 def main() -> int:
@@ -173,19 +178,15 @@ def main() -> int:
         cache = scratch / "cache"
         result["cold"] = cold(cache)
         result["warm"] = warm(cache)
+        print(f"{result['cores']} cores; cold first import {result['cold']['wall_s']} s wall "
+              f"(build {result['cold']['build_s']} s; critical path: {result['cold']['critical_path']})")
+        if "tutorial_s" in result:
+            print(f"  tutorial's single-file extension {result['tutorial_s']} s: "
+                  f"ratio {result['cold']['wall_s'] / result['tutorial_s']:.2f}")
+        print(f"warm import: {result['warm']['import_lltm_jit_over_torch_ms']} ms over import torch "
+              f"({result['warm']['import_torch_s']} s)", flush=True)
         if args.edits == "all":
-            result["edits"] = edits(cache, scratch, args.header)
-    print(f"{result['cores']} cores; cold first import {result['cold']['wall_s']} s wall "
-          f"(build {result['cold']['build_s']} s; critical path: {result['cold']['critical_path']})")
-    if "tutorial_s" in result:
-        print(f"  tutorial's single-file extension {result['tutorial_s']} s: "
-              f"ratio {result['cold']['wall_s'] / result['tutorial_s']:.2f}")
-    print(f"warm import: {result['warm']['import_lltm_jit_over_torch_ms']} ms over import torch "
-          f"({result['warm']['import_torch_s']} s)")
-    for row in result.get("edits", []):
-        ratio = f"  ({row['reload_s'] / result['tutorial_s']:.2f} of the tutorial)" if "tutorial_s" in result else ""
-        compiled = ", ".join(name for name in row["compiled"] if name != "link")
-        print(f"  edit {row['file']:<28} reload {row['reload_s']:6.2f} s{ratio}  compiled: {compiled}")
+            result["edits"] = edits(cache, scratch, args.header, result.get("tutorial_s"))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
     return 0

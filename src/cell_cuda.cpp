@@ -26,7 +26,7 @@ void cuda_forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new
   cuda::CellParams p = cell_params(gates, old_cell);
   p.new_h = new_h.data_ptr();
   p.new_cell = new_cell.data_ptr();
-  C10_CUDA_CHECK(cuda::launch_cell_forward(p, gates.scalar_type(), c10::cuda::getCurrentCUDAStream()));
+  C10_CUDA_CHECK(cuda::launch_cell_forward(p, kernel_dtype(gates.scalar_type()), c10::cuda::getCurrentCUDAStream()));
 }
 
 void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates, const Tensor& old_cell,
@@ -49,7 +49,7 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
           ? gates.new_empty({partial_rows, 3 * p.state}, gates.options().dtype(at::toOpMathType(gates.scalar_type())))
           : Tensor();
   p.bias_partials = partials.defined() ? partials.data_ptr() : nullptr;
-  C10_CUDA_CHECK(cuda::launch_cell_backward(p, gates.scalar_type(), c10::cuda::getCurrentCUDAStream()));
+  C10_CUDA_CHECK(cuda::launch_cell_backward(p, kernel_dtype(gates.scalar_type()), c10::cuda::getCurrentCUDAStream()));
 }
 
 }  // namespace

@@ -209,9 +209,9 @@ int64_t bias_partial_rows(int64_t batch, int multiprocessors) {
   return std::min(ceil_div(batch, kMinRowsPerBlock), int64_t{kBackwardBlocksPerMultiprocessor} * multiprocessors);
 }
 
-cudaError_t launch_cell_forward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_cell_forward(const CellParams& p, DType dtype, cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
-  dispatch(dtype, "lltm_forward_cuda", [&](auto tag) {
+  const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     const auto* gates = static_cast<const scalar_t*>(p.gates);
     const auto* old_cell = static_cast<const scalar_t*>(p.old_cell);
@@ -223,12 +223,13 @@ cudaError_t launch_cell_forward(const CellParams& p, at::ScalarType dtype, cudaS
           gates, old_cell, new_h, new_cell, p.batch, p.state, geo.rows_per_block);
     });
   });
+  if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
 }
 
-cudaError_t launch_cell_backward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_cell_backward(const CellParams& p, DType dtype, cudaStream_t stream) {
   cudaError_t error = cudaSuccess;
-  dispatch(dtype, "lltm_backward_cuda", [&](auto tag) {
+  const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     auto* d_bias = static_cast<scalar_t*>(p.d_bias);
     auto* partials = static_cast<opmath_t<scalar_t>*>(p.bias_partials);
@@ -253,6 +254,7 @@ cudaError_t launch_cell_backward(const CellParams& p, at::ScalarType dtype, cuda
         partials, d_bias, row_blocks, 3 * p.state);
     error = cudaGetLastError();
   });
+  if (!ran) return cudaErrorNotSupported;
   return error;
 }
 

@@ -2,7 +2,8 @@
 // ATen tensors, so that the kernel file compiles without most of torch's headers.
 #pragma once
 
-#include <c10/core/ScalarType.h>
+#include "kernel_dtype.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -30,9 +31,9 @@ struct CellParams {
 int64_t bias_partial_rows(int64_t batch, int multiprocessors);
 
 // Each returns the first launch error (cudaSuccess when every kernel launched).
-cudaError_t launch_cell_forward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream);
+cudaError_t launch_cell_forward(const CellParams& p, DType dtype, cudaStream_t stream);
 // Also sums d_gates over the batch into d_bias: per block in the same pass, then the blocks'
 // partial sums by a second, small kernel. batch > 0.
-cudaError_t launch_cell_backward(const CellParams& p, at::ScalarType dtype, cudaStream_t stream);
+cudaError_t launch_cell_backward(const CellParams& p, DType dtype, cudaStream_t stream);
 
 }  // namespace lltm::cuda

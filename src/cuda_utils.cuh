@@ -1,7 +1,7 @@
 // What the CUDA kernels share: the math policy for each storage type and vector memory access.
 #pragma once
 
-#include "dtypes.h"
+#include "kernel_dtype.h"
 #include "lltm_math.h"
 
 #include <cstdint>
@@ -33,9 +33,6 @@ struct FastMath : StdMath {
 #endif
   }
 };
-
-template <typename scalar_t>
-using opmath_t = at::opmath_type<scalar_t>;
 
 // The functions the math of scalar_t storage uses.
 template <typename scalar_t>

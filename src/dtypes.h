@@ -1,8 +1,10 @@
-// The dtypes every operator supports, listed once: `dispatch` runs a function for the one at hand
-// and `is_supported` answers the argument checks. Math runs in at::opmath_type<scalar_t> (float
-// for c10::Half and c10::BFloat16 storage). Includes only c10 headers, so that the CUDA kernel
-// files can use it cheaply.
+// The dtypes every operator supports (listed once, in kernel_dtype.h) as the host code sees them:
+// `dispatch` runs a function for the one at hand, `is_supported` answers the argument checks, and
+// `kernel_dtype` names a tensor's dtype for the CUDA kernels. Math runs in at::opmath_type<scalar_t>
+// (float for c10::Half and c10::BFloat16 storage).
 #pragma once
+
+#include "kernel_dtype.h"
 
 #include <ATen/OpMathType.h>
 #include <c10/core/ScalarType.h>
@@ -10,13 +12,12 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
 
+#include <array>
 #include <string>
 #include <tuple>
 #include <utility>
 
 namespace lltm {
-
-using SupportedTypes = std::tuple<double, float, c10::Half, c10::BFloat16>;
 
 inline bool is_supported(at::ScalarType type) {
   return std::apply([&](auto... tags) { return ((c10::CppTypeToScalarType<decltype(tags)>::value == type) || ...); },
@@ -33,6 +34,20 @@ void dispatch(at::ScalarType type, const char* name, F&& f) {
       },
       SupportedTypes{});
   TORCH_CHECK_NOT_IMPLEMENTED(ran, std::string(name) + ": not implemented for " + c10::toString(type));
+}
+
+// `type` as the kernels name it (kernel_dtype.h): its index in SupportedTypes.
+template <typename... T>
+constexpr std::array<at::ScalarType, sizeof...(T)> scalar_types(std::tuple<T...>) {
+  return {c10::CppTypeToScalarType<T>::value...};
+}
+
+inline DType kernel_dtype(at::ScalarType type) {
+  constexpr auto types = scalar_types(SupportedTypes{});
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == type) return static_cast<DType>(i);
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(false, std::string("lltm: no kernel for ") + c10::toString(type));
 }
 
 }  // namespace lltm

@@ -48,20 +48,20 @@ cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
 // (for tests and benchmarks of that path).
 bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
   const char* choice = std::getenv("LLTM_JIT_SEQUENCE_KERNEL");
-  return !(choice && std::strcmp(choice, "step") == 0) && cuda::persistent_fits(p, dtype);
+  return !(choice && std::strcmp(choice, "step") == 0) && cuda::persistent_fits(p, kernel_dtype(dtype));
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
 // in the stream's order, as every temporary here).
 void run_persistent(cuda::SequenceParams& p, const Tensor& like, bool forward) {
   const auto dtype = like.scalar_type();
-  const size_t bytes = cuda::persistent_workspace_bytes(p, dtype, forward);
+  const size_t bytes = cuda::persistent_workspace_bytes(p, kernel_dtype(dtype), forward);
   const auto options = like.options().dtype(at::kByte);
   const Tensor workspace = bytes > 0 ? like.new_empty({static_cast<int64_t>(bytes)}, options) : Tensor();
   p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
   const auto stream = c10::cuda::getCurrentCUDAStream();
-  C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, dtype, stream)
-                         : cuda::launch_persistent_backward(p, dtype, stream));
+  C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, kernel_dtype(dtype), stream)
+                         : cuda::launch_persistent_backward(p, kernel_dtype(dtype), stream));
 }
 
 // The device copy of the lengths, made on the current stream without waiting for it (from pinned
@@ -132,7 +132,7 @@ void cuda_forward(Recurrence& r) {
     const Tensor& c_next = c_buffers[t % 2];
     const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
                                 c_next.data_ptr()};
-    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, dtype, stream));
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
     h = h_next;
     c = c_next;
   }
@@ -166,7 +166,7 @@ void cuda_backward(Recurrence& r) {
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor w_h_t = r.weights.narrow(1, 0, r.sizes.state).t();
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
-    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), dtype, stream));
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
     accumulate_product(stream, d_h, r.gates.select(0, t), w_h_t);
   }
   r.d_h.copy_(d_h);

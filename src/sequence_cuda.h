@@ -1,7 +1,8 @@
 // The sequence operator's CUDA kernels, as the host code sees them (see cell_cuda.h).
 #pragma once
 
-#include <c10/core/ScalarType.h>
+#include "kernel_dtype.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -41,20 +42,20 @@ struct SequenceParams {
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
 // or split over several: whether they can for these sizes and dtype on the current device.
-bool persistent_fits(const SequenceParams& p, at::ScalarType dtype);
+bool persistent_fits(const SequenceParams& p, DType dtype);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its
 // blocks exchange where W_h is split over several, the groups' d_bias sums where there are
 // several groups of rows, and their counters): p.workspace, of the launch's stream.
-size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype, bool forward);
+size_t persistent_workspace_bytes(const SequenceParams& p, DType dtype, bool forward);
 
 // Forward of every step: `gates` holds the input projection (input W_x^T + bias) and, where cells
 // is given, receives the pre-activations; writes output, cells (where given), h_n and c_n.
-cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
+cudaError_t launch_persistent_forward(const SequenceParams& p, DType dtype, cudaStream_t stream);
 
 // Backward of every step, from grad_h_n and grad_c_n: leaves the gate gradients in `gates`, the
 // gradients of h0 and c0 in d_h and d_c, and where d_bias is given the bias gradient in it.
-cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream);
+cudaError_t launch_persistent_backward(const SequenceParams& p, DType dtype, cudaStream_t stream);
 
 // The step path runs in the dtype's opmath type (float for the half types): the pre-activations
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
@@ -72,13 +73,13 @@ struct StepState {
 
 // Forward step t alone: the cell update, written to output[t], h_next, c_next and, when given,
 // cells[t] and (in the dtype, for the backward) gates[t].
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream);
 
 // Backward step t alone, with the gradients of h and of the cell state after it in d_h and d_c
 // (opmath, (batch, state)): gates[t] becomes its gradient, d_c that of the cell before step t, and
 // d_h is zeroed where the step ran, for the host to add d_gates[t] W_h to it.
-cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, at::ScalarType dtype,
+cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
                                  cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -7,19 +7,18 @@ namespace {
 
 // The tiling of a direction for the dtype at hand, and f(tag, tiling) with its scalar type's tag.
 template <typename F>
-void with_tiling(const SequenceParams& p, at::ScalarType dtype, bool forward, const char* name, F&& f) {
-  dispatch(dtype, name, [&](auto tag) { f(tag, persistent_tiling<opmath_t<decltype(tag)>>(p, forward)); });
+void with_tiling(const SequenceParams& p, DType dtype, bool forward, F&& f) {
+  dispatch(dtype, [&](auto tag) { f(tag, persistent_tiling<opmath_t<decltype(tag)>>(p, forward)); });
 }
 
 template <bool kForward>
-cudaError_t launch_persistent(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_persistent(const SequenceParams& p, DType dtype, cudaStream_t stream) {
   if (p.batch == 0) {  // no rows: nothing to run, and a bias gradient of zeros
     const bool bias = !kForward && p.d_bias != nullptr;
-    return bias ? cudaMemsetAsync(p.d_bias, 0, 3 * p.state * c10::elementSize(dtype), stream) : cudaSuccess;
+    return bias ? cudaMemsetAsync(p.d_bias, 0, 3 * p.state * element_size(dtype), stream) : cudaSuccess;
   }
-  cudaError_t error = cudaSuccess;
-  const char* name = kForward ? "lltm_sequence_forward_cuda" : "lltm_sequence_backward_cuda";
-  with_tiling(p, dtype, kForward, name, [&](auto tag, const Tiling& tiling) {
+  cudaError_t error = cudaErrorNotSupported;  // no such dtype
+  with_tiling(p, dtype, kForward, [&](auto tag, const Tiling& tiling) {
     using scalar_t = decltype(tag);
     error = kForward ? launch_persistent_forward_typed<scalar_t>(p, tiling, stream)
                      : launch_persistent_backward_typed<scalar_t>(p, tiling, stream);
@@ -29,27 +28,27 @@ cudaError_t launch_persistent(const SequenceParams& p, at::ScalarType dtype, cud
 
 }  // namespace
 
-bool persistent_fits(const SequenceParams& p, at::ScalarType dtype) {
+bool persistent_fits(const SequenceParams& p, DType dtype) {
   bool fits = true;
   for (const bool forward : {true, false}) {
-    with_tiling(p, dtype, forward, "lltm_sequence_cuda", [&](auto, const Tiling& t) { fits = fits && t.rows > 0; });
+    with_tiling(p, dtype, forward, [&](auto, const Tiling& t) { fits = fits && t.rows > 0; });
   }
   return fits;
 }
 
-size_t persistent_workspace_bytes(const SequenceParams& p, at::ScalarType dtype, bool forward) {
+size_t persistent_workspace_bytes(const SequenceParams& p, DType dtype, bool forward) {
   size_t bytes = 0;
-  with_tiling(p, dtype, forward, "lltm_sequence_cuda", [&](auto tag, const Tiling& t) {
+  with_tiling(p, dtype, forward, [&](auto tag, const Tiling& t) {
     bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, t, forward);
   });
   return bytes;
 }
 
-cudaError_t launch_persistent_forward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_persistent_forward(const SequenceParams& p, DType dtype, cudaStream_t stream) {
   return launch_persistent<true>(p, dtype, stream);
 }
 
-cudaError_t launch_persistent_backward(const SequenceParams& p, at::ScalarType dtype, cudaStream_t stream) {
+cudaError_t launch_persistent_backward(const SequenceParams& p, DType dtype, cudaStream_t stream) {
   return launch_persistent<false>(p, dtype, stream);
 }
 

@@ -80,23 +80,25 @@ unsigned step_blocks(const SequenceParams& p) {
 
 }  // namespace
 
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, at::ScalarType dtype,
+cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
-  dispatch(dtype, "lltm_sequence_step_forward_cuda", [&](auto tag) {
+  const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     step_forward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, state);
   });
+  if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
 }
 
-cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, at::ScalarType dtype,
+cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
                                  cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
-  dispatch(dtype, "lltm_sequence_step_backward_cuda", [&](auto tag) {
+  const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     step_backward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, d_h, d_c);
   });
+  if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
 }
 
