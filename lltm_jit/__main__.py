@@ -1,7 +1,6 @@
 """Command line: ``python -m lltm_jit {info,build,clean}``."""
 
 import argparse
-import os
 import shutil
 import sys
 import time

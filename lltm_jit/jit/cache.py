@@ -102,7 +102,7 @@ class Cache:
 
     def check_root(self) -> None:
         """CacheError if the cache directory exists but may hold what another user wrote."""
-        with self._writing(), contextlib.suppress(FileNotFoundError):
+        with self.writing(), contextlib.suppress(FileNotFoundError):
             if reason := untrusted(self.root):
                 raise CacheError(f"lltm_jit: refusing the cache directory: {reason}, so a library in it may "
                                  "not be this user's. Use a private directory (LLTM_JIT_CACHE_DIR), or "
@@ -157,7 +157,7 @@ class Cache:
 
         path = self.root / f"{key}.lock"
         lock = filelock.FileLock(path, thread_local=False)
-        with self._writing():
+        with self.writing():
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             try:
                 lock.acquire(timeout=0)
@@ -180,7 +180,7 @@ class Cache:
 
     def staging(self, key: str) -> Path:
         """A new, empty folder to build `key` in. The caller holds `key`'s lock."""
-        with self._writing():
+        with self.writing():
             for path in self.leftovers(key):  # of a dead builder: we hold the lock
                 shutil.rmtree(path)
             path = self.root / f"{key}.tmp-{os.getpid()}"
@@ -190,7 +190,7 @@ class Cache:
 
     def publish(self, staging: Path, key: str, manifest: dict) -> Path:
         """Give `staging` its manifest and rename it into place as `key`'s build."""
-        with self._writing():
+        with self.writing():
             (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
             make_private(staging / "manifest.json")
             os.rename(staging, self.entry(key))
@@ -199,7 +199,7 @@ class Cache:
     def keep_loose(self, library: Path, key: str) -> Path:
         """Move a library that is loaded but not published out of its staging folder, to
         ``loose/``, where it stays while a process holds it."""
-        with self._writing():
+        with self.writing():
             loose = self.root / "loose"
             loose.mkdir(exist_ok=True, mode=0o755)
             path = loose / f"{key}-{os.getpid()}-{time.monotonic_ns()}{library.suffix}"
@@ -210,7 +210,7 @@ class Cache:
         """Remove `key`'s build, renamed first so that nobody sees it half-deleted. The caller
         holds `key`'s lock."""
         entry = self.entry(key)
-        with self._writing():
+        with self.writing():
             if entry.exists():
                 trash = entry.with_name(f"{key}.trash-{os.getpid()}")
                 os.rename(entry, trash)
@@ -218,7 +218,7 @@ class Cache:
 
     def save_log(self, key: str, text: str) -> Path:
         """Keep the full log of a failed build of `key`; returns its path."""
-        with self._writing():
+        with self.writing():
             logs = self.root / "logs"
             logs.mkdir(exist_ok=True, mode=0o755)
             path = logs / f"{key}-{time.strftime('%Y%m%d-%H%M%S')}.log"
@@ -265,13 +265,13 @@ class Cache:
         """Remove every build, leftover folder, workspace, lock file and log, except what is being
         built or loaded now. Returns (the paths removed, the keys skipped)."""
         removed, busy = [], []
-        with self._writing():
+        with self.writing():
             if not self.root.exists():
                 return removed, busy
             names = os.listdir(self.root)
         for key in sorted({match[1] for match in map(_CACHED.fullmatch, names) if match}):
             try:
-                with self.locked(key, wait=False), self._writing():
+                with self.locked(key, wait=False), self.writing():
                     if self.in_use(key):
                         raise Busy(key)
                     if self.entry(key).exists():
@@ -288,7 +288,7 @@ class Cache:
 
         removed += Workspace.clean_all(self)
         self.sweep()  # the loose libraries that no process holds
-        with self._writing():
+        with self.writing():
             if (self.root / "logs").exists():
                 shutil.rmtree(self.root / "logs")
                 removed.append(self.root / "logs")
@@ -312,7 +312,7 @@ class Cache:
         return sorted(p for p in self.root.glob(f"{key}.*-*") if _LEFTOVER.fullmatch(p.name))
 
     @contextlib.contextmanager
-    def _writing(self):
+    def writing(self):
         """OSErrors as one CacheError, which names the cache and what to do."""
         try:
             yield

@@ -86,7 +86,7 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
     staging = cache.staging(key)  # its presence marks a build of `key` under way (or left by a dead one)
     with workspace.locked():
         try:
-            result = workspace.build(key)
+            result = workspace.build()
         except BuildFailed as failure:
             shutil.rmtree(staging, ignore_errors=True)
             raise _failure(spec, cache, key, str(failure)) from None

@@ -39,8 +39,8 @@ from pathlib import Path
 
 from . import env
 from .cache import Cache, make_private, untrusted
-from .errors import BuildError, CacheError
-from .spec import LD_FLAGS, BuildSpec, is_cuda_source
+from .errors import CacheError
+from .spec import LD_FLAGS, BuildSpec
 
 GUARD = Path(__file__).resolve().parent / "ninja_guard.py"
 
@@ -121,10 +121,10 @@ class Workspace:
 
     # -----------------------------------------------------------------------------------------
 
-    def build(self, key: str) -> Result:
+    def build(self) -> Result:
         """Bring the workspace's library for `self.spec` up to date; the caller holds the lock.
         BuildFailed with ninja's output if a compile or the link fails."""
-        with self.cache._writing():
+        with self.cache.writing():
             for folder in ("src", "gen", "obj", "lib"):
                 (self.root / folder).mkdir(parents=True, exist_ok=True, mode=0o755)
             if reason := untrusted(self.root):
@@ -139,7 +139,7 @@ class Workspace:
             self._write_if_changed(self.root / "build.ninja", self._ninja_file(edges, library))
         before = {out: _mtime(self.root / out) for out, _ in edges}
         before["link"] = _mtime(library)
-        output = self._run_ninja()
+        self._run_ninja()
         return self._result(library, edges, before)
 
     def _mirror(self) -> None:
@@ -221,7 +221,7 @@ class Workspace:
                  f"default {_quote(library.relative_to(self.root))}", ""]
         return "\n".join(rows)
 
-    def _run_ninja(self) -> str:
+    def _run_ninja(self) -> None:
         """Run ninja under the guard (ninja_guard.py); BuildFailed with its output on failure."""
         log = self.root / "build.log"
         log.unlink(missing_ok=True)
@@ -235,11 +235,9 @@ class Workspace:
         except BaseException:
             self.wait_for_stop()
             raise  # a KeyboardInterrupt above all: the build is stopped, the workspace kept
-        output = log.read_text(errors="replace") if log.exists() else ""
         if code != 0:
             self.wait_for_stop()
-            raise BuildFailed(output)
-        return output
+            raise BuildFailed(log.read_text(errors="replace") if log.exists() else "")
 
     def wait_for_stop(self, timeout: float = 10.0) -> None:
         """Wait (up to `timeout` seconds) until no process of the build runs (ninja_guard.py)."""
