@@ -65,11 +65,11 @@ def load(spec: BuildSpec) -> Build:
                     cache.remove_lock(key)  # nothing of the key is left to guard
                     raise
     try:
+        _held.append(hold_shared(library))  # first: no clean-up removes it while it loads
         torch.ops.load_library(str(library))
     except OSError as error:  # built elsewhere, say, for a newer libstdc++: not loadable here
         raise BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
                          "remove it with `python -m lltm_jit clean`") from None
-    _held.append(hold_shared(library))
     cache.touch(key)
     return Build(key, spec.namespace, spec.cuda_archs, library, built_now)
 
