@@ -158,7 +158,7 @@ def build_info() -> dict:
 
 
 def _reference(fn, device_type, *args, **kwargs):
-    """The reference fn(*args, **kwargs) with the operators' autocast (src/autocast.cpp): under
+    """The reference fn(*args, **kwargs) with the operators' autocast (src/ops.cpp): under
     torch.autocast on device_type, the floating tensors in args on that device, float64 aside, are
     cast to the autocast dtype and fn runs in it. Autocast inside fn would instead run each of its
     operations at its own precision (the matrix product in the low one, the sums in float32).
