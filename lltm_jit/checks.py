@@ -18,6 +18,27 @@ def _dtype_name(dtype: torch.dtype) -> str:
     }.get(dtype, str(dtype).removeprefix("torch."))
 
 
+def check_tensors(op, **named) -> None:
+    """A TypeError naming the first argument that is not a Tensor and the type it has: never its
+    value, which torch's schema error prints whole (megabytes for a list of a large batch). `op`:
+    the operator's name, or the module (its repr is made only for the message)."""
+    for name, value in named.items():
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{op if isinstance(op, str) else repr(op)}: {name} must be a Tensor, got "
+                            f"{'None' if value is None else type(value).__name__}")
+
+
+def check_state_pair(op, state, names=("h", "cell"), parts_optional=False) -> None:
+    """state, given, must be a tuple (or list) of two Tensors, or of Tensors and None where
+    `parts_optional` (`op` as for check_tensors)."""
+    if not isinstance(state, (tuple, list)) or len(state) != 2:
+        error = TypeError if not isinstance(state, (tuple, list)) else ValueError
+        got = f"a {type(state).__name__}" + ("" if error is TypeError else f" of {len(state)}")
+        raise error(f"{op if isinstance(op, str) else repr(op)}: state must be a tuple ({', '.join(names)}), got {got}")
+    parts = {f"state's {name}": part for name, part in zip(names, state) if not (parts_optional and part is None)}
+    check_tensors(op, **parts)
+
+
 def shape_str(sizes) -> str:
     sizes = tuple(sizes)
     return "(" + ", ".join(str(s) for s in sizes) + ("," if len(sizes) == 1 else "") + ")"

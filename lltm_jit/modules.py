@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
+from .checks import check_state_pair, check_tensors
 from .ops import lltm, lltm_sequence
 
 # The cell's parameter names and a one-layer, one-direction LLTMSequence's: each module renames the
@@ -26,7 +27,22 @@ def _rename_keys(names, module, state_dict, prefix, *args) -> None:
             state_dict[prefix + new] = state_dict.pop(prefix + old)
 
 
+def _check_int(module, **named) -> None:
+    """nn.LSTM's TypeError for a size that is not an int (a bool is not one either)."""
+    for name, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{type(module).__name__}: {name} must be an int, got {type(value).__name__}")
+
+
+def _check_factory(module, dtype) -> None:
+    """Parameters that can require a gradient: a floating dtype (torch's own error says so only
+    after the module's parameters have been made)."""
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"{type(module).__name__}: dtype must be a floating-point dtype, got {dtype}")
+
+
 def _check_sizes(module, input_features, state_size) -> None:
+    _check_int(module, input_features=input_features, state_size=state_size)
     if input_features <= 0 or state_size <= 0:
         raise ValueError(f"{type(module).__name__}: input_features and state_size must be positive, "
                          f"got {input_features} and {state_size}")
@@ -41,12 +57,9 @@ def _check_features(module, shape) -> None:
 def _state_pair(module, state, shape, layout):
     """state as (h, cell) when it is a pair of tensors of `shape` each; else the error saying
     what is wrong, in the module's terms (`layout` names shape's dimensions)."""
-    if isinstance(state, (tuple, list)) and len(state) == 2 and state[0].shape == state[1].shape == shape:
+    check_state_pair(module, state)
+    if state[0].shape == state[1].shape == shape:
         return state
-    if not isinstance(state, (tuple, list)):
-        raise TypeError(f"{module!r}: state must be a tuple (h, cell), got a {type(state).__name__}")
-    if len(state) != 2:
-        raise ValueError(f"{module!r}: state must be a tuple (h, cell), got a {type(state).__name__} of {len(state)}")
     name, t = ("h", state[0]) if state[0].shape != shape else ("cell", state[1])
     raise RuntimeError(f"{module!r}: state's {name} must have shape {layout} = {tuple(shape)}, got {tuple(t.shape)}")
 
@@ -70,6 +83,7 @@ class LLTM(nn.Module):
     def __init__(self, input_features: int, state_size: int, device=None, dtype=None):
         super().__init__()
         _check_sizes(self, input_features, state_size)
+        _check_factory(self, dtype)
         self.input_features = input_features
         self.state_size = state_size
         factory = {"device": device, "dtype": dtype}
@@ -87,6 +101,7 @@ class LLTM(nn.Module):
     def forward(self, input, state=None):
         # The op checks its arguments too, but in its own terms: a wrong input width would blame
         # the weights. These checks name what the caller passed, with nn.LSTMCell's error types.
+        check_tensors(self, input=input)
         shape = input.shape
         batched = len(shape) == 2
         if not batched and len(shape) != 1:
@@ -136,6 +151,8 @@ class LLTMSequence(nn.Module):
                  dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
         super().__init__()
         _check_sizes(self, input_features, state_size)
+        _check_int(self, num_layers=num_layers)
+        _check_factory(self, dtype)
         if num_layers <= 0:
             raise ValueError(f"LLTMSequence: num_layers must be positive, got {num_layers}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
@@ -185,7 +202,9 @@ class LLTMSequence(nn.Module):
 
     def forward(self, input, state=None, lengths=None):
         packed = input if isinstance(input, PackedSequence) else None
-        if packed is not None:
+        if packed is None:
+            check_tensors(self, input=input)
+        else:
             if lengths is not None:
                 raise ValueError(f"{self!r}: lengths must be None for a PackedSequence, which carries its own")
             input, lengths = pad_packed_sequence(packed)  # in the caller's batch order

@@ -187,6 +187,7 @@ def lltm(input, weights, bias, old_h, old_cell):
     multiplying ``[old_h, input]``; bias (3 * state_size,) or (1, 3 * state_size);
     old_h, old_cell (batch, state_size). All on one device, of one floating dtype.
     """
+    checks.check_tensors("lltm", input=input, weights=weights, bias=bias, old_h=old_h, old_cell=old_cell)
     if _forward is None:
         return _reference(reference_lltm, input.device.type, input, weights, bias, old_h, old_cell)
     new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
@@ -202,6 +203,11 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     the CPU: past its length a sequence's state stays as it is and its output is zero.
     output (time, batch, state_size), or (batch, time, state_size) with ``batch_first``.
     """
+    checks.check_tensors("lltm_sequence", input=input, weights=weights, bias=bias)
+    if state is not None:
+        checks.check_state_pair("lltm_sequence", state, ("h0", "c0"), parts_optional=True)
+    if lengths is not None:
+        checks.check_tensors("lltm_sequence", lengths=lengths)
     if _sequence_forward is None:
         return _reference(reference_lltm_sequence, input.device.type, input, weights, bias, state, lengths=lengths,
                           batch_first=batch_first)

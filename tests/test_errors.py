@@ -60,3 +60,68 @@ def test_backward_op_checks_its_arguments():
     gates, old_cell = torch.randn(B, 0, dtype=torch.float64), torch.randn(B, 0, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="old_h must have a non-empty state"):
         torch.ops.lltm_jit.backward(*grads, args[0], args[1], args[3], gates, old_cell, [True, True, True])
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments of the wrong type, at every public entry point: a TypeError that names the argument
+# and its type, never the value (a list of a large batch would be megabytes of message).
+
+def _entry_points():
+    import numpy as np
+
+    import lltm_jit
+
+    x, w, b, h, c = make_inputs(B, F, S, requires_grad=False)
+    seq = torch.randn(3, B, F, dtype=torch.float64)
+    big = [[0.5] * 512] * 200
+    cell, layers = lltm_jit.LLTM(F, S).double(), lltm_jit.LLTMSequence(F, S).double()
+    return {
+        "lltm input list": (lambda: lltm(big, w, b, h, c), TypeError, "lltm: input must be a Tensor, got list"),
+        "lltm input ndarray": (lambda: lltm(np.ones((B, F)), w, b, h, c), TypeError,
+                               "lltm: input must be a Tensor, got ndarray"),
+        "lltm old_h None": (lambda: lltm(x, w, b, None, c), TypeError, "lltm: old_h must be a Tensor, got None"),
+        "lltm input None": (lambda: lltm(None, w, b, h, c), TypeError, "lltm: input must be a Tensor, got None"),
+        "lltm weights list": (lambda: lltm(x, w.tolist(), b, h, c), TypeError, "lltm: weights must be a Tensor, got list"),
+        "lltm_sequence input list": (lambda: lltm_jit.lltm_sequence(big, w, b), TypeError,
+                                     "lltm_sequence: input must be a Tensor, got list"),
+        "lltm_sequence bias None": (lambda: lltm_jit.lltm_sequence(seq, w, None), TypeError,
+                                    "lltm_sequence: bias must be a Tensor, got None"),
+        "lltm_sequence state tensor": (lambda: lltm_jit.lltm_sequence(seq, w, b, h), TypeError,
+                                       r"lltm_sequence: state must be a tuple \(h0, c0\), got a Tensor"),
+        "lltm_sequence state of lists": (lambda: lltm_jit.lltm_sequence(seq, w, b, (h.tolist(), c)), TypeError,
+                                         "lltm_sequence: state's h0 must be a Tensor, got list"),
+        "lltm_sequence lengths list": (lambda: lltm_jit.lltm_sequence(seq, w, b, lengths=[3] * B), TypeError,
+                                       "lltm_sequence: lengths must be a Tensor, got list"),
+        "LLTM input list": (lambda: cell(big), TypeError, r"LLTM\(6, 5\): input must be a Tensor, got list"),
+        "LLTM input ndarray": (lambda: cell(np.ones((B, F))), TypeError,
+                               r"LLTM\(6, 5\): input must be a Tensor, got ndarray"),
+        "LLTM input None": (lambda: cell(None), TypeError, r"LLTM\(6, 5\): input must be a Tensor, got None"),
+        "LLTM state of None": (lambda: cell(x, (None, c)), TypeError,
+                               r"LLTM\(6, 5\): state's h must be a Tensor, got None"),
+        "LLTM size float": (lambda: lltm_jit.LLTM(3.5, 4), TypeError, "LLTM: input_features must be an int, got float"),
+        "LLTM integer dtype": (lambda: lltm_jit.LLTM(3, 4, dtype=torch.int64), TypeError,
+                               "LLTM: dtype must be a floating-point dtype, got torch.int64"),
+        "LLTMSequence input list": (lambda: layers(big), TypeError,
+                                    r"LLTMSequence\(6, 5\): input must be a Tensor, got list"),
+        "LLTMSequence input None": (lambda: layers(None), TypeError,
+                                    r"LLTMSequence\(6, 5\): input must be a Tensor, got None"),
+        "LLTMSequence state of lists": (lambda: layers(seq, ([[0.0]], c)), TypeError,
+                                        r"LLTMSequence\(6, 5\): state's h must be a Tensor, got list"),
+        "LLTMSequence layers float": (lambda: lltm_jit.LLTMSequence(3, 4, num_layers=2.0), TypeError,
+                                      "LLTMSequence: num_layers must be an int, got float"),
+        "LLTMSequence state_size bool": (lambda: lltm_jit.LLTMSequence(3, True), TypeError,
+                                         "LLTMSequence: state_size must be an int, got bool"),
+        "LLTMSequence integer dtype": (lambda: lltm_jit.LLTMSequence(3, 4, dtype=torch.int32), TypeError,
+                                       "LLTMSequence: dtype must be a floating-point dtype, got torch.int32"),
+    }
+
+
+ENTRY_CASES = list(_entry_points())
+
+
+@pytest.mark.parametrize("case", ENTRY_CASES)
+def test_an_argument_of_the_wrong_type_is_named_with_its_type(case):
+    call, error, message = _entry_points()[case]
+    with pytest.raises(error, match=f"^{message}$") as raised:
+        call()
+    assert len(str(raised.value)) < 200
