@@ -44,8 +44,8 @@ def _info(args) -> int:
               "Set LLTM_JIT_CACHE_DIR to a writable directory.")
     else:
         print("              not built yet (the next import builds it)")
-    print(f"cached builds {len(builds)} (each removed {jit.cache.KEEP_DAYS:g} days after its last use, "
-          "or set LLTM_JIT_KEEP_DAYS)")
+    print(f"cached builds {len(builds)} (each removed {jit.cache.keep_days():g} days after its last use; "
+          "LLTM_JIT_KEEP_DAYS sets it)")
     for b in builds:
         archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"
         print(f"  {b['key']}  torch {b.get('torch')}  {archs}  built {b.get('built_at')}  "

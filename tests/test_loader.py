@@ -220,6 +220,25 @@ def test_clean_removes_everything_but_a_running_build(tmp_path):
     assert busy == [] and list(cache.root.iterdir()) == []  # the lock files too
 
 
+def test_prune_removes_old_builds_but_one_in_use_or_kept(tmp_path):
+    cache = jit.Cache(tmp_path / "cache")
+    old, held, kept, recent = "a" * 24, "b" * 24, "c" * 24, "d" * 24
+    for key in (old, held, kept, recent):
+        fake_build(cache, key, publish=True)
+        (cache.entry(key) / "library.so").chmod(0o644)
+    month_ago = time.time() - 30 * 86400
+    for key in (old, held, kept):
+        cache.touch(key)
+        os.utime(cache.entry(key) / "last-used", (month_ago, month_ago))
+    fd = jit.cache.hold_shared(cache.entry(held) / "library.so")
+    try:
+        assert cache.prune(days=14, keep=kept) == [cache.entry(old)]
+    finally:
+        os.close(fd)
+    assert sorted(b["key"] for b in cache.builds()) == [held, kept, recent]
+    assert not (cache.root / f"{old}.lock").exists()
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_a_cache_path_that_is_not_a_directory_gives_one_clear_error(tmp_path, monkeypatch, where):
     file = tmp_path / "file"

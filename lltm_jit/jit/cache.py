@@ -38,6 +38,11 @@ _CACHED = re.compile(rf"({_KEY})(?:\.lock|\.(?:tmp|trash)-\d+)?")  # anything of
 KEEP_DAYS = 14.0
 
 
+def keep_days() -> float:
+    """How long a published build stays after its last use: $LLTM_JIT_KEEP_DAYS, else KEEP_DAYS."""
+    return float(os.environ.get("LLTM_JIT_KEEP_DAYS") or KEEP_DAYS)
+
+
 def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -244,20 +249,20 @@ class Cache:
                 if _free(path):
                     path.unlink(missing_ok=True)
 
-    def prune(self, keep_days: float | None = None, keep: str | None = None) -> list[Path]:
-        """Remove the published builds unused for more than `keep_days` (default
-        $LLTM_JIT_KEEP_DAYS, else KEEP_DAYS; 0: every one), except `keep` and those a process has
-        loaded. Returns the folders removed."""
-        if keep_days is None:
-            keep_days = float(os.environ.get("LLTM_JIT_KEEP_DAYS") or KEEP_DAYS)
+    def prune(self, days: float | None = None, keep: str | None = None) -> list[Path]:
+        """Remove the published builds unused for more than `days` (default keep_days(); 0: every
+        one), except `keep` and those a process has loaded, with their lock files. Returns the
+        folders removed."""
+        days = keep_days() if days is None else days
         removed = []
         for build in self.builds():
             key = build.get("key")
-            if key == keep or time.time() - (build["last_used"] or 0) <= keep_days * 86400:
+            if key == keep or time.time() - (build["last_used"] or 0) <= days * 86400:
                 continue
             with contextlib.suppress(Busy, CacheError), self.locked(key, wait=False):
                 if not self.in_use(key):
                     self.discard(key)
+                    self.remove_lock(key)
                     removed.append(self.entry(key))
         return removed
 

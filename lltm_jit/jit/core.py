@@ -87,11 +87,10 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
     with workspace.locked():
         try:
             result = workspace.build()
-        except BuildFailed as failure:
+        except BaseException as error:
             shutil.rmtree(staging, ignore_errors=True)
-            raise _failure(spec, cache, key, str(failure)) from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(error, BuildFailed):
+                raise _failure(spec, cache, key, str(error)) from None
             raise
         library = staging / result.library.name
         shutil.copyfile(result.library, library)

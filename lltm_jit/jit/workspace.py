@@ -137,10 +137,11 @@ class Workspace:
             library = self.root / "lib" / f"lltm_jit_{self.spec.namespace}.so"
             edges = self._edges(namespace_file)
             self._write_if_changed(self.root / "build.ninja", self._ninja_file(edges, library))
-        before = {out: _mtime(self.root / out) for out, _ in edges}
-        before["link"] = _mtime(library)
+        # (output, what `info` names it): the objects by their sources, the library as "link".
+        outputs = [(out, source.name) for out, source in edges] + [(str(library.relative_to(self.root)), "link")]
+        before = {out: _mtime(self.root / out) for out, _ in outputs}
         self._run_ninja()
-        return self._result(library, edges, before)
+        return self._result(library, outputs, before)
 
     def _mirror(self) -> None:
         """Make src/ hold exactly the spec's files, rewriting only those whose content differs."""
@@ -258,7 +259,7 @@ class Workspace:
         finally:
             os.close(running)
 
-    def _result(self, library: Path, edges: list[tuple[str, Path]], before: dict) -> Result:
+    def _result(self, library: Path, outputs: list[tuple[str, str]], before: dict) -> Result:
         """Which files this run compiled (their start and end in seconds, from ninja's log) and
         which it reused."""
         times = {}
@@ -268,10 +269,8 @@ class Workspace:
                 if not row.startswith("#") and len(fields) >= 4:
                     times[fields[3]] = [int(fields[0]) / 1000, int(fields[1]) / 1000]
         result = Result(library)
-        named = [(out, Path(source).name) for out, source in edges]
-        named.append((str(library.relative_to(self.root)), "link"))
-        for out, name in named:
-            if _mtime(self.root / out) != before.get(out if name != "link" else "link"):
+        for out, name in outputs:
+            if _mtime(self.root / out) != before[out]:
                 result.compiled[name] = times.get(out, [0.0, 0.0])
             elif name != "link":
                 result.reused.append(name)
