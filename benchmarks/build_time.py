@@ -114,11 +114,19 @@ def cold(cache: Path) -> dict:
 
 
 def warm(cache: Path, runs: int = 7) -> dict:
+    """A warm import's cost over `import torch`'s: after it in one process, and alone (its own
+    torch import included, with the cached build's lookup running beside it) against `import
+    torch` alone, fresh processes taken in turn."""
     code = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); import lltm_jit; "
             "t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")
-    samples = [timed(code, fresh_env(cache))[1].split() for _ in range(runs)]
-    return {"import_torch_s": round(statistics.median(float(s[0]) for s in samples), 3),
-            "import_lltm_jit_over_torch_ms": round(statistics.median(float(s[1]) for s in samples) * 1000, 1)}
+    after, alone, torch_alone = [], [], []
+    for _ in range(runs):
+        after.append([float(x) for x in timed(code, fresh_env(cache))[1].split()])
+        torch_alone.append(timed("import torch", fresh_env(cache))[0])
+        alone.append(timed("import lltm_jit", fresh_env(cache))[0])
+    return {"import_torch_s": round(statistics.median(s[0] for s in after), 3),
+            "import_lltm_jit_over_torch_ms": round(statistics.median(s[1] for s in after) * 1000, 1),
+            "alone_over_torch_alone_ms": round((statistics.median(alone) - statistics.median(torch_alone)) * 1000, 1)}
 
 
 EDITS = r"""
@@ -166,6 +174,7 @@ def main() -> int:
     parser.add_argument("--header", default="dtypes.h", help="the header to edit last (default: dtypes.h, which "
                         "every source includes)")
     parser.add_argument("--repo", type=Path, help="the checkout to time (default: this one)")
+    parser.add_argument("--warm-runs", type=int, default=7, help="fresh processes per warm sample (0: none)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     global REPO
@@ -177,14 +186,16 @@ def main() -> int:
             result["tutorial_s"] = round(tutorial(scratch), 2)
         cache = scratch / "cache"
         result["cold"] = cold(cache)
-        result["warm"] = warm(cache)
         print(f"{result['cores']} cores; cold first import {result['cold']['wall_s']} s wall "
               f"(build {result['cold']['build_s']} s; critical path: {result['cold']['critical_path']})")
         if "tutorial_s" in result:
             print(f"  tutorial's single-file extension {result['tutorial_s']} s: "
                   f"ratio {result['cold']['wall_s'] / result['tutorial_s']:.2f}")
-        print(f"warm import: {result['warm']['import_lltm_jit_over_torch_ms']} ms over import torch "
-              f"({result['warm']['import_torch_s']} s)", flush=True)
+        if args.warm_runs:
+            result["warm"] = warm(cache, args.warm_runs)
+            print(f"warm import: {result['warm']['import_lltm_jit_over_torch_ms']} ms over import torch "
+                  f"({result['warm']['import_torch_s']} s); alone, {result['warm']['alone_over_torch_alone_ms']} "
+                  "ms over import torch alone", flush=True)
         if args.edits == "all":
             result["edits"] = edits(cache, scratch, args.header, result.get("tutorial_s"))
     if args.out:
