@@ -1,6 +1,7 @@
 // The operators as torch sees them: their schemas (the one place they are declared), their
 // autograd, their autocast, and the registration of these and of the backends' implementations
-// (kernels.h), under the namespace this build was given at load time (namespace.h).
+// (kernels.h), under the namespace this build was given at load time (namespace.h); and the C++
+// API on them (lltm_jit.h), which calls them as Python does.
 //
 // The autograd is plain autograd Nodes, what PyTorch's generated code builds for its own
 // operators, so that no Python runs on the backward's path: one Node per step of the cell, one for
@@ -11,14 +12,19 @@
 // (benchmarks/NOTES.md, "The build").
 #include "autograd.h"
 #include "kernels.h"
+#include "lltm_jit.h"
 #include "namespace.h"
 
+#include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <array>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 // The two functions of ATen's autocast that the autocast kernel uses, as ATen/autocast_mode.h
@@ -338,5 +344,43 @@ struct Registrations {
 
 const Registrations registrations;
 
+// ---------------------------------------------------------------------------------------------
+// The C++ API (lltm_jit.h): the operators called from the top of the dispatcher, as
+// torch.ops.<namespace>.* is from Python, so that autograd and autocast apply.
+
+// An undefined tensor is C++'s None: the message of the Python entry points' TypeError.
+void check_defined(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> named) {
+  for (const auto& [name, t] : named) {
+    TORCH_CHECK_TYPE(t->defined(), std::string(op) + ": " + name + " must be a Tensor, got an undefined one");
+  }
+}
+
 }  // namespace
 }  // namespace lltm
+
+namespace lltm_jit {
+
+std::tuple<at::Tensor, at::Tensor> lltm(const at::Tensor& input, const at::Tensor& weights, const at::Tensor& bias,
+                                        const at::Tensor& old_h, const at::Tensor& old_cell) {
+  lltm::check_defined("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
+                               {"old_cell", &old_cell}});
+  auto [new_h, new_cell, gates] = lltm::step_forward_op().call(input, weights, bias, old_h, old_cell);
+  return {new_h, new_cell};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lltm_sequence(const at::Tensor& input, const at::Tensor& weights,
+                                                             const at::Tensor& bias,
+                                                             const std::optional<at::Tensor>& h0,
+                                                             const std::optional<at::Tensor>& c0,
+                                                             const std::optional<at::Tensor>& lengths) {
+  lltm::check_defined("lltm_sequence", {{"input", &input}, {"weights", &weights}, {"bias", &bias}});
+  // Inference mode skips the autograd kernel, which otherwise tells the op whether a backward
+  // follows (the rule of lltm_jit.lltm_sequence in ops.py).
+  const std::optional<bool> for_backward =
+      c10::InferenceMode::is_enabled() ? std::optional<bool>(false) : std::nullopt;
+  auto [output, h_n, c_n, gates, cells] =
+      lltm::sequence_forward_op().call(input, weights, bias, h0, c0, lengths, for_backward);
+  return {output, h_n, c_n};
+}
+
+}  // namespace lltm_jit
