@@ -1,5 +1,9 @@
 """Deployment: torch.export and AOTInductor of models with the cell and with a 2-layer
-bidirectional sequence module with lengths, against eager, in float32 and bfloat16."""
+bidirectional sequence module with lengths, against eager, in float32 and bfloat16; and the
+Python steps of docs/deployment.md."""
+
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -114,3 +118,18 @@ def test_aoti_package_matches_eager(device, name, dtype, tmp_path):
     for batch, time in ((3, 6), (5, 9), (1, 2)):
         assert_matches_eager(model, compiled, make(batch, dtype, device, seed=1, time=time), dtype)
 
+
+
+@pytest.mark.slow
+def test_deployment_doc_python_steps_run(tmp_path, monkeypatch):
+    """docs/deployment.md's Python blocks (export, package, load) run as written, in order, and the
+    loaded package's output is eager's."""
+    doc = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
+    monkeypatch.chdir(tmp_path)  # the package is written to the working directory
+    namespace = {}
+    for block in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL):
+        exec(compile(block, str(doc), "exec"), namespace)
+    with torch.no_grad():
+        expected = namespace["model"](namespace["x"], namespace["lengths"])
+    assert rel_err(namespace["y"], expected[0]) <= TOLERANCE[torch.float32]
+    assert (tmp_path / "tagger.pt2").exists()
