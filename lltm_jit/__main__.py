@@ -55,11 +55,16 @@ def _info(args) -> int:
 
 
 def _cmake_args(build, include_dir) -> str:
-    """The definitions that examples/cpp/CMakeLists.txt (and a project like it) needs."""
+    """The definitions that examples/cpp/CMakeLists.txt (and a project like it) needs; for a CUDA
+    build also the toolkit that built it, which torch's CMake files otherwise guess from nvcc's
+    place on PATH (wrongly for an nvcc in /usr/local/bin)."""
     import torch.utils
 
-    return shlex.join([f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}", f"-DLLTM_JIT_LIBRARY={build.library}",
-                       f"-DLLTM_JIT_INCLUDE_DIR={include_dir}"])
+    definitions = [f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}", f"-DLLTM_JIT_LIBRARY={build.library}",
+                   f"-DLLTM_JIT_INCLUDE_DIR={include_dir}"]
+    if build.cuda_archs and jit.cuda_home():
+        definitions.append(f"-DCUDA_TOOLKIT_ROOT_DIR={jit.cuda_home()}")
+    return shlex.join(definitions)
 
 
 def _build(args) -> int:
