@@ -1,6 +1,7 @@
 """Command line: ``python -m lltm_jit {info,build,clean}``."""
 
 import argparse
+import shlex
 import shutil
 import sys
 import time
@@ -53,11 +54,39 @@ def _info(args) -> int:
     return 1 if build is None and problem else 0
 
 
+def _cmake_args(build, include_dir) -> str:
+    """The definitions that examples/cpp/CMakeLists.txt (and a project like it) needs; for a CUDA
+    build also the toolkit that built it, which torch's CMake files otherwise guess from nvcc's
+    place on PATH (wrongly for an nvcc in /usr/local/bin)."""
+    import torch.utils
+
+    definitions = [f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}", f"-DLLTM_JIT_LIBRARY={build.library}",
+                   f"-DLLTM_JIT_INCLUDE_DIR={include_dir}"]
+    if build.cuda_archs and jit.cuda_home():
+        definitions.append(f"-DCUDA_TOOLKIT_ROOT_DIR={jit.cuda_home()}")
+    return shlex.join(definitions)
+
+
 def _build(args) -> int:
     archs = () if args.cpu_only else (jit.parse_arch_list(args.arch) if args.arch else None)
-    build = jit.load(jit.BuildSpec.current(NAMESPACE, archs))
+    spec = jit.BuildSpec.current(NAMESPACE, archs)
+    build = jit.load(spec)
+    if args.cmake:
+        print(_cmake_args(build, spec.src))
+        return 0
     state = "built" if build.built_now else "already built"
     print(f"{state}: {build.library} (CUDA archs: {', '.join(build.cuda_archs) or 'none'})")
+    print(f"""
+For C++ programs (libtorch, no Python at run time; docs/deployment.md):
+  header        {spec.src / 'lltm_jit.h'} (include dir {spec.src})
+  link          the library above, as torch's CMake targets link torch_cpu, so that it stays loaded
+                where the program calls none of its functions (an AOTInductor package reaches its
+                operators through the dispatcher by name, torch.ops.{NAMESPACE}.*):
+                -Wl,--no-as-needed,{build.library} -Wl,--as-needed
+  CMake         {_cmake_args(build, spec.src)}
+                (`python -m lltm_jit build --cmake` prints that line alone)
+  keep it       copy the library beside the program: the cache removes a build {jit.cache.keep_days():g} days
+                after Python last loaded it (LLTM_JIT_KEEP_DAYS), and a C++ program's use does not count""")
     return 0
 
 
@@ -78,9 +107,12 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="versions, cache directory and key, what is built, what the last build "
                         "compiled and reused; exits 1 if this setup is not built and the cache cannot take it")
-    build = commands.add_parser("build", help="build ahead of time (e.g. in a container image)")
+    build = commands.add_parser("build", help="build ahead of time (e.g. in a container image); say where the "
+                                "library is and how a C++ program links it")
     build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")
     build.add_argument("--cpu-only", action="store_true", help="build the CPU kernels only")
+    build.add_argument("--cmake", action="store_true", help="print only the CMake definitions that a C++ project "
+                       "needs to find libtorch, the library and its header (for `cmake $(...)`)")
     commands.add_parser("clean", help="remove every cached build, workspace, lock file and build log, except "
                         "those in use")
     args = parser.parse_args(argv)

@@ -215,7 +215,8 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
         input = input.transpose(0, 1)
     if state is None:
         state = (None, None)  # the op's zeros: no tensors to allocate and fill
-    # Inference mode skips the autograd kernel, which otherwise tells the op whether a backward follows.
+    # Inference mode skips the autograd kernel, which otherwise tells the op whether a backward follows
+    # (the C++ API's lltm_jit::lltm_sequence in src/ops.cpp follows the same rule).
     for_backward = False if not torch.compiler.is_compiling() and torch.is_inference_mode_enabled() else None
     output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward)
     return (output.transpose(0, 1) if batch_first else output), (h_n, c_n)

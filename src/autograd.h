@@ -50,6 +50,14 @@ NodePtr make_node(T*& node) {
   }
 }
 
+// Makes `node`, which `owner` holds, the grad_fn of each of `outputs`, in order: its inputs'
+// gradients are theirs.
+inline void set_history(const NodePtr& owner, Node& node, std::initializer_list<Tensor> outputs) {
+  for (const Tensor& output : outputs) {
+    torch::autograd::impl::set_gradient_edge(output, Edge(owner, node.add_input_metadata(output)));
+  }
+}
+
 // What the operators' Nodes share: their state is their saved tensors, which Derived::saved(node)
 // lists, and the shape of the bias's gradient.
 template <typename Derived>

@@ -1,6 +1,7 @@
 // The operators as torch sees them: their schemas (the one place they are declared), their
 // autograd, their autocast, and the registration of these and of the backends' implementations
-// (kernels.h), under the namespace this build was given at load time (namespace.h).
+// (kernels.h), under the namespace this build was given at load time (namespace.h); and the C++
+// API on them (lltm_jit.h), which calls them as Python does.
 //
 // The autograd is plain autograd Nodes, what PyTorch's generated code builds for its own
 // operators, so that no Python runs on the backward's path: one Node per step of the cell, one for
@@ -11,14 +12,19 @@
 // (benchmarks/NOTES.md, "The build").
 #include "autograd.h"
 #include "kernels.h"
+#include "lltm_jit.h"
 #include "namespace.h"
 
+#include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <array>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 // The two functions of ATen's autocast that the autocast kernel uses, as ATen/autocast_mode.h
@@ -52,7 +58,8 @@ void define(torch::Library& m) {
   // `cells` (the cell state after each step) are what the backward needs besides the inputs and
   // the output; the backward overwrites `gates` with their gradients. for_backward says whether a
   // backward may follow: when false, `gates` and `cells` come back empty (shape (0,)) and no cell
-  // states are written; None lets autograd decide (true when an input requires a gradient and
+  // states are written, whatever the inputs' requires_grad (a backward that autograd then runs
+  // through it raises); None lets autograd decide (true when an input requires a gradient and
   // grad mode is on), and means true below autograd. The backward's output_mask says which of
   // d_input, d_weights and d_bias to compute (the products and the sum after the recurrence); the
   // others come back undefined. d_h0 and d_c0 come out of the recurrence, which every gradient
@@ -134,9 +141,7 @@ std::tuple<Tensor, Tensor, Tensor> step_forward_autograd(const Tensor& input, co
   node->old_cell = SavedVariable(old_cell, false);
   node->gates = SavedVariable(std::get<2>(out), false);  // not differentiable: no history of its own
   node->bias_sizes = bias.sizes().vec();
-  for (const Tensor& differentiable : {std::get<0>(out), std::get<1>(out)}) {
-    torch::autograd::impl::set_gradient_edge(differentiable, Edge(owner, node->add_input_metadata(differentiable)));
-  }
+  set_history(owner, *node, {std::get<0>(out), std::get<1>(out)});
   return out;
 }
 
@@ -206,6 +211,20 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
   }
 };
 
+// The Node of a forward that was asked to keep nothing for a backward (for_backward=False) while
+// an input requires a gradient: autograd alone knows whether a backward runs through it (an
+// exported or AOTInductor-compiled graph asks for none, yet its parameters require gradients), so
+// the forward succeeds and a backward that does reach it raises, rather than the forward refusing
+// or the outputs silently taking no gradient. It holds no tensors.
+struct LLTMSequenceNothingKept final : Node {
+  std::string name() const override { return "LLTMSequenceNothingKept"; }
+
+  variable_list apply(variable_list&& grads) override {
+    TORCH_CHECK(false, "lltm_sequence: the forward ran with for_backward=False, which keeps nothing for a "
+                       "backward; call it with for_backward=None (autograd decides) to differentiate it");
+  }
+};
+
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(const Tensor& input, const Tensor& weights,
                                                                     const Tensor& bias, const OptionalTensor& given_h0,
                                                                     const OptionalTensor& given_c0,
@@ -213,18 +232,22 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
                                                                     std::optional<bool> for_backward) {
   const Tensor h0 = given_h0.value_or(Tensor()), c0 = given_c0.value_or(Tensor());
   const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
-  TORCH_CHECK(for_backward.value_or(true) || !requires_grad,
-              "lltm_sequence: for_backward=False leaves out what the backward needs, but an input requires a "
-              "gradient (set for_backward=None to let autograd decide)");
+  const bool keep = for_backward.value_or(requires_grad);
   auto out = [&] {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     // Without a backward to come, the cell states of every step are not written; a caller that
     // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
-    return sequence_forward_op().call(input, weights, bias, given_h0, given_c0, lengths,
-                                      for_backward.value_or(requires_grad));
+    return sequence_forward_op().call(input, weights, bias, given_h0, given_c0, lengths, keep);
   }();
   if (!requires_grad) return out;
   auto& [output, h_n, c_n, gates, cells] = out;
+  if (!keep) {
+    LLTMSequenceNothingKept* refusing = nullptr;
+    const NodePtr owner = make_node(refusing);
+    refusing->set_next_edges(torch::autograd::collect_next_edges(input, weights, bias, h0, c0));
+    set_history(owner, *refusing, {output, h_n, c_n});
+    return out;
+  }
   LLTMSequenceBackward* node = nullptr;
   const NodePtr owner = make_node(node);
   node->set_next_edges(torch::autograd::collect_next_edges(input, weights, bias, h0, c0));
@@ -246,9 +269,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
   }
   node->cells = SavedVariable(cells, false);
   node->bias_sizes = bias.sizes().vec();
-  for (const Tensor& differentiable : {output, h_n, c_n}) {
-    torch::autograd::impl::set_gradient_edge(differentiable, Edge(owner, node->add_input_metadata(differentiable)));
-  }
+  set_history(owner, *node, {output, h_n, c_n});
   node->output = SavedVariable(output, true);  // an output of this node: saved after its edge is set
   return out;
 }
@@ -323,5 +344,43 @@ struct Registrations {
 
 const Registrations registrations;
 
+// ---------------------------------------------------------------------------------------------
+// The C++ API (lltm_jit.h): the operators called from the top of the dispatcher, as
+// torch.ops.<namespace>.* is from Python, so that autograd and autocast apply.
+
+// An undefined tensor is C++'s None: the message of the Python entry points' TypeError.
+void check_defined(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> named) {
+  for (const auto& [name, t] : named) {
+    TORCH_CHECK_TYPE(t->defined(), std::string(op) + ": " + name + " must be a Tensor, got an undefined one");
+  }
+}
+
 }  // namespace
 }  // namespace lltm
+
+namespace lltm_jit {
+
+std::tuple<at::Tensor, at::Tensor> lltm(const at::Tensor& input, const at::Tensor& weights, const at::Tensor& bias,
+                                        const at::Tensor& old_h, const at::Tensor& old_cell) {
+  lltm::check_defined("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
+                               {"old_cell", &old_cell}});
+  auto [new_h, new_cell, gates] = lltm::step_forward_op().call(input, weights, bias, old_h, old_cell);
+  return {new_h, new_cell};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lltm_sequence(const at::Tensor& input, const at::Tensor& weights,
+                                                             const at::Tensor& bias,
+                                                             const std::optional<at::Tensor>& h0,
+                                                             const std::optional<at::Tensor>& c0,
+                                                             const std::optional<at::Tensor>& lengths) {
+  lltm::check_defined("lltm_sequence", {{"input", &input}, {"weights", &weights}, {"bias", &bias}});
+  // Inference mode skips the autograd kernel, which otherwise tells the op whether a backward
+  // follows (the rule of lltm_jit.lltm_sequence in ops.py).
+  const std::optional<bool> for_backward =
+      c10::InferenceMode::is_enabled() ? std::optional<bool>(false) : std::nullopt;
+  auto [output, h_n, c_n, gates, cells] =
+      lltm::sequence_forward_op().call(input, weights, bias, h0, c0, lengths, for_backward);
+  return {output, h_n, c_n};
+}
+
+}  // namespace lltm_jit

@@ -251,10 +251,23 @@ def test_forward_without_backward_keeps_nothing_for_it(device, no_grad):
     assert allocated.count(state_bytes) == 1  # the output alone
 
 
-def test_forward_for_backward_false_refused_when_a_gradient_is_needed():
-    args = make_sequence(3, 2, 4, 5)
-    with pytest.raises(RuntimeError, match="for_backward=False leaves out what the backward needs"):
-        torch.ops.lltm_jit.sequence_forward(*args, None, for_backward=False)
+def test_forward_keeps_nothing_when_told_whatever_requires_grad(device):
+    """for_backward=False keeps nothing even where inputs require a gradient, as an AOTInductor
+    graph's parameters do, with the same results: autograd alone decides that a backward runs,
+    and one through it raises."""
+    args, lengths = make_sequence(4, 3, 5, 6, device=device), torch.tensor([4, 1, 0])
+    kept = torch.ops.lltm_jit.sequence_forward(*args, lengths)
+    ours = torch.ops.lltm_jit.sequence_forward(*args, lengths, for_backward=False)
+    assert ours[3].shape == ours[4].shape == (0,)
+    for a, b in zip(ours[:3], kept[:3]):
+        assert torch.equal(a, b)
+    assert all(t.requires_grad for t in ours[:3])
+    with pytest.raises(RuntimeError, match=r"^lltm_sequence: the forward ran with for_backward=False, which keeps "
+                                           r"nothing for a backward; call it with for_backward=None"):
+        ours[0].sum().backward()
+    # What does not pass through it still has its gradients.
+    (args[0] * 2).sum().backward()
+    assert torch.equal(args[0].grad, torch.full_like(args[0], 2))
 
 
 def allocations(fn):

@@ -1,0 +1,135 @@
+"""Deployment: torch.export and AOTInductor of models with the cell and with a 2-layer
+bidirectional sequence module with lengths, against eager, in float32 and bfloat16; and the
+Python steps of docs/deployment.md."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import rel_err
+from torch import nn
+from torch.export import Dim
+
+import lltm_jit
+
+# The error of a compiled graph against eager: the kernels are the same, the head's product may
+# be Inductor's rather than aten's.
+TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+DTYPES = list(TOLERANCE)
+
+
+class CellModel(nn.Module):
+    """One step of the cell and a linear head: (x (batch, 8), h, c (batch, 16)) -> (y, h, c)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = lltm_jit.LLTM(8, 16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x, h, c):
+        h, c = self.cell(x, (h, c))
+        return self.head(h), h, c
+
+
+class SequenceModel(nn.Module):
+    """The issue's model: LLTMSequence(8, 16, num_layers=2, bidirectional=True) and a linear head,
+    (x (time, batch, 8), lengths (batch,)) -> (y (time, batch, 4), h_n, c_n)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = lltm_jit.LLTMSequence(8, 16, num_layers=2, bidirectional=True)
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x, lengths):
+        output, (h_n, c_n) = self.rnn(x, lengths=lengths)
+        return self.head(output), h_n, c_n
+
+
+def cell_inputs(batch, dtype, device, seed=0, time=None):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(batch, n, generator=gen).to(device, dtype) for n in (8, 16, 16))
+
+
+def sequence_inputs(batch, dtype, device, seed=0, time=6):
+    """lengths on the CPU, as nn.utils.rnn keeps them; every length from 0 to time among them."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(time, batch, 8, generator=gen).to(device, dtype)
+    lengths = torch.randint(0, time + 1, (batch,), generator=gen)
+    lengths[0] = time
+    return x, lengths
+
+
+# (model, inputs, dynamic shapes: batch everywhere, and time for the sequence)
+BATCH, TIME = Dim("batch", min=1, max=4096), Dim("time", min=1, max=4096)
+MODELS = {
+    "cell": (CellModel, cell_inputs, ({0: BATCH}, {0: BATCH}, {0: BATCH})),
+    "sequence": (SequenceModel, sequence_inputs, ({0: TIME, 1: BATCH}, {0: BATCH})),
+}
+
+
+def trained_model(name, dtype, device):
+    """The model in eval mode with parameters that require a gradient, as a trained one's do."""
+    torch.manual_seed(0)
+    model = MODELS[name][0]().to(device, dtype).eval()
+    assert all(p.requires_grad for p in model.parameters())
+    return model
+
+
+def assert_matches_eager(model, run, inputs, dtype):
+    with torch.no_grad():
+        expected = model(*inputs)
+    got = run(*inputs)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert a.shape == b.shape and a.dtype == b.dtype and a.device == b.device
+        assert rel_err(a, b) <= TOLERANCE[dtype]
+
+
+def export(model, inputs, dynamic, name):
+    return torch.export.export(model, inputs, dynamic_shapes=MODELS[name][2] if dynamic else None)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("name", MODELS)
+def test_export_matches_eager(device, name, dynamic, dtype):
+    model, make = trained_model(name, dtype, device), MODELS[name][1]
+    exported = export(model, make(3, dtype, device), dynamic, name)
+    targets = {node.target for node in exported.graph.nodes}
+    ops = [torch.ops.lltm_jit.forward.default] if name == "cell" else [torch.ops.lltm_jit.sequence_forward.default]
+    assert set(ops) <= targets  # the operators themselves, not a decomposition
+    assert_matches_eager(model, exported.module(), make(3, dtype, device), dtype)
+    if dynamic:  # other sizes, batch 1 among them, run without a new export
+        for batch, time in ((5, 9), (1, 2)):
+            assert_matches_eager(model, exported.module(), make(batch, dtype, device, seed=1, time=time), dtype)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", MODELS)
+def test_aoti_package_matches_eager(device, name, dtype, tmp_path):
+    """aoti_compile_and_package of the dynamic-shape export, loaded with aoti_load_package, on
+    sizes other than the export's."""
+    model, make = trained_model(name, dtype, device), MODELS[name][1]
+    exported = export(model, make(3, dtype, device), True, name)
+    path = torch._inductor.aoti_compile_and_package(exported, package_path=str(tmp_path / f"{name}.pt2"))
+    compiled = torch._inductor.aoti_load_package(path)
+    for batch, time in ((3, 6), (5, 9), (1, 2)):
+        assert_matches_eager(model, compiled, make(batch, dtype, device, seed=1, time=time), dtype)
+
+
+
+@pytest.mark.slow
+def test_deployment_doc_python_steps_run(tmp_path, monkeypatch):
+    """docs/deployment.md's Python blocks (export, package, load) run as written, in order, and the
+    loaded package's output is eager's."""
+    doc = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
+    monkeypatch.chdir(tmp_path)  # the package is written to the working directory
+    namespace = {}
+    for block in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL):
+        exec(compile(block, str(doc), "exec"), namespace)
+    with torch.no_grad():
+        expected = namespace["model"](namespace["x"], namespace["lengths"])
+    assert rel_err(namespace["y"], expected[0]) <= TOLERANCE[torch.float32]
+    assert (tmp_path / "tagger.pt2").exists()
