@@ -94,9 +94,25 @@ class Result:
     extra: dict[str, float | None] = field(default_factory=dict)  # by the kind's extras' titles
 
 
+def random_arguments(batch, features, state, *, time=None, generator=None) -> list[torch.Tensor]:
+    """Random float64 LLTM arguments on the CPU, never zeros: (input, weights, bias, h, cell), input
+    (batch, features) or, given time, (time, batch, features); weights scaled so that the gates
+    stay away from saturation. The benchmarks' and the tests' one factory."""
+    rand = lambda *shape: torch.randn(*shape, generator=generator, dtype=torch.float64)  # noqa: E731
+    weights = rand(3 * state, state + features) / (state + features) ** 0.5
+    input = rand(batch, features) if time is None else rand(time, batch, features)
+    return [input, weights, rand(3 * state), rand(batch, state), rand(batch, state)]
+
+
+def rel_err(got, want) -> float:
+    """||got - want|| / ||want||, in float64 on the CPU (0 / 0 is 0)."""
+    got, want = got.double().cpu(), want.double().cpu()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
 def relative_errors(names, got, want) -> dict[str, float]:
-    """||got - want|| / ||want|| of each pair of tensors, by name; `want` in float64."""
-    return {n: ((g.double() - w).norm() / w.norm()).item() for n, g, w in zip(names, got, want)}
+    """rel_err of each pair of tensors, by name; `want` in float64."""
+    return {n: rel_err(g, w) for n, g, w in zip(names, got, want)}
 
 
 def error_note(error: Exception) -> str:

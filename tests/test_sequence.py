@@ -5,7 +5,8 @@ import os
 
 import pytest
 import torch
-from helpers import DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, rel_err, requires_cuda
+from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, make_inputs, rel_err,
+                     requires_cuda)
 
 import lltm_jit
 from benchmarks import precision
@@ -25,23 +26,9 @@ def device(request, monkeypatch):
     return device
 
 
-def make_sequence(time, batch, features, state, *, dtype=torch.float64, device="cpu", seed=0,
-                  noncontiguous=False, requires_grad=True):
-    """Random (input (time, batch, features), weights, bias, h0, c0), never zeros."""
-    gen = torch.Generator().manual_seed(seed)
-
-    def rand(*shape):
-        if noncontiguous:  # every other element of the last dimension of a tensor twice as wide
-            return torch.randn(*shape[:-1], 2 * shape[-1], generator=gen, dtype=torch.float64)[..., ::2]
-        return torch.randn(*shape, generator=gen, dtype=torch.float64)
-
-    weights = rand(3 * state, state + features) / (state + features) ** 0.5
-    tensors = [rand(time, batch, features), weights, rand(3 * state), rand(batch, state), rand(batch, state)]
-    out = []
-    for t in tensors:
-        moved = torch.empty_strided(t.size(), t.stride(), device=device, dtype=dtype).copy_(t)
-        out.append(moved.requires_grad_(requires_grad))
-    return out
+def make_sequence(time, batch, features, state, **options):
+    """Random (input (time, batch, features), weights, bias, h0, c0), never zeros (make_inputs' options)."""
+    return make_inputs(batch, features, state, time=time, **options)
 
 
 def run(fn, args, lengths=None, batch_first=False, with_state=True, seed=1):
