@@ -396,7 +396,11 @@ SHAPE_CASES = {
                         r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
     "no weight rows, no state": (bad(1, torch.randn(0, 5, dtype=torch.float64), h0=None, c0=None),
                                  r"weights must have a non-empty first dimension, got shape \(0, 5\)"),
-    "weights features": (bad(1, torch.randn(18, 12, dtype=torch.float64)), r"weights must have shape .* = \(18, 11\)"),
+    "input features": (bad(1, torch.randn(18, 12, dtype=torch.float64)),
+                       r"input must have shape \(time, batch, input_features\) = \(4, 3, 6\) to match weights "
+                       r"\(18, 12\), got \(4, 3, 5\)"),
+    "weights no input columns": (bad(1, torch.randn(18, 6, dtype=torch.float64)),
+                                 r"weights must have shape .* = \(18, 11\), got \(18, 6\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
     "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
     "integer input": (bad(0, torch.ones(4, 3, 5, dtype=torch.long)), "input must be a floating-point tensor"),
