@@ -260,7 +260,7 @@ def backward_op_args(args, lengths=None):
     return [*grads, input, weights, h0, c0, lengths, output, gates, cells]
 
 
-@pytest.mark.parametrize("mask", itertools.product([False, True], repeat=3), ids=str)
+@pytest.mark.parametrize("mask", list(itertools.product([False, True], repeat=3)), ids=str)
 def test_backward_output_mask(device, mask):
     """The backward operator returns None for the outputs its mask leaves out, and the others as
     with the full mask."""
