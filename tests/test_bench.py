@@ -291,6 +291,13 @@ def test_bench_help_answers_without_building():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert "  lltm_jit  lltm_jit.LLTM\n" in done.stdout
     assert done.stdout.rstrip().endswith("imported lltm_jit: False")
+    assert "`" not in done.stdout  # plain text, no markup from the docstrings
+
+
+def test_command_line_help_is_plain_text():
+    done = subprocess.run([sys.executable, "-m", "lltm_jit", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.startswith("usage: python -m lltm_jit") and "`" not in done.stdout, done.stdout
 
 
 @pytest.mark.slow
