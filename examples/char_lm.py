@@ -35,7 +35,7 @@ from tqdm import tqdm
 import lltm_jit
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = ("README.md", "benchmarks/*.md", "examples/*.md", "bench.py", "benchmarks/*.py", "examples/*.py",
+CORPUS = ("README.md", "docs/*.md", "benchmarks/*.md", "examples/*.md", "bench.py", "benchmarks/*.py", "examples/*.py",
           "lltm_jit/*.py", "src/*.h", "src/*.cpp", "src/*.cuh", "src/*.cu", "tests/*.py")
 VAL_FRACTION = 0.1
 VAL_BATCH = 128  # windows per validation forward pass, on each rank
