@@ -49,6 +49,6 @@ def test_relative_links_resolve():
     is written beside this work, in another branch)."""
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
-            if target == "deployment.md" and not (page.parent / target).exists():
+            if Path(target).name == "deployment.md" and not (page.parent / target).exists():
                 continue  # until the branch that writes it is merged
             assert (page.parent / target).exists(), f"{page.name}: {target}"
