@@ -2,8 +2,8 @@
 """Benchmark lltm_jit against PyTorch: correctness first, then the time of one step and of a
 whole sequence.
 
-Two kinds of case, each with its own backends (listed below): `step`, one LLTM step of a batch,
-and `sequence`, T steps (--steps) of a batch from a zero state, where the loss of fwd+bwd is the
+Two kinds of case, each with its own backends (listed below): step, one LLTM step of a batch,
+and sequence, T steps (--steps) of a batch from a zero state, where the loss of fwd+bwd is the
 sum of the outputs. For every kind, size (batch x input_features x state_size) and dtype:
   1. the backends that compute the LLTM function (lltm_jit, the eager reference, torch.compile of
      the reference, a loop over the step op) are checked against the reference in float64 on
@@ -14,7 +14,7 @@ sum of the outputs. For every kind, size (batch x input_features x state_size) a
   2. one call (a step, or a whole sequence) is timed, forward only (under no_grad) and forward +
      backward (gradients of every input and parameter), for those backends and for PyTorch's
      LSTM, nn.LSTMCell and nn.LSTM (a different cell with four gates: speed peers only), and on
-     CUDA for `gemm`, the matrix products of the lltm_jit step alone: the floor that its fused
+     CUDA for gemm, the matrix products of the lltm_jit step alone: the floor that its fused
      elementwise work is judged against. All of a case's calls take turns, one sample (the mean
      of --calls back-to-back calls) each per round, so that the machine's slow spells fall on
      all of them alike. float32 runs at full precision on every side: TF32 is off in cuBLAS and

@@ -16,20 +16,18 @@ import torch
 import lltm_jit
 from lltm_jit.reference import reference_lltm_sequence
 
+from .cases import random_arguments, rel_err
+
 NAMES = ["output", "h_n", "c_n", "d_input", "d_weights", "d_bias", "d_h0", "d_c0"]
 
 
-def rel_err(a, b):
-    return ((a.double() - b).norm() / b.norm()).item()
-
-
 def sequence_args(time, batch, features, state, seed, device):
-    """Random float64 (input, weights, bias, h0, c0) on `device`, never zeros."""
+    """Random float64 (input, weights, bias, h0, c0) on `device`, and upstream gradients."""
     gen = torch.Generator().manual_seed(seed)
-    rand = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64)
-    weights = rand(3 * state, state + features) / (state + features) ** 0.5
-    args = [rand(time, batch, features), weights, rand(3 * state), rand(batch, state), rand(batch, state)]
-    return [a.to(device) for a in args], [rand(time, batch, state), rand(batch, state), rand(batch, state)]
+    args = random_arguments(batch, features, state, time=time, generator=gen)
+    upstream = [torch.randn(*shape, generator=gen, dtype=torch.float64)
+                for shape in ((time, batch, state), (batch, state), (batch, state))]
+    return [a.to(device) for a in args], upstream
 
 
 def outputs_and_grads(fn, args, upstream):

@@ -77,6 +77,10 @@ def ratio_columns(group: list[dict]) -> dict[str, str]:
     return {key: title for key, title in titles.items() if any(r[key] is not None for r in group)}
 
 
+def below_floor(r: dict) -> bool:
+    return r["t_over_floor"] is not None and r["t_over_floor"] < 1
+
+
 def fmt_number(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}" if x < 1000 else f"{x:.0f}"
 
@@ -134,10 +138,16 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
         )
         for r in group:
             cells = (
-                fmt_number(r["median_us"]), fmt_spread(r), *(fmt_ratio(r[k]) for k in ratios),
+                fmt_number(r["median_us"]), fmt_spread(r),
+                *(fmt_ratio(r[k]) + ("!" if k == "t_over_floor" and below_floor(r) else "") for k in ratios),
                 *(fmt_number(r["extra"].get(title)) for title in titles),
             )
             lines.append(row.format(r["backend"], *cells, r["note"])[:100].rstrip())
+    if any(below_floor(r) for r in records):
+        lines += ["", *textwrap.wrap(
+            "!: t/floor below 1, faster than the floor: the floor is no bound there, as the machine's "
+            "peaks were measured slower than they are (other work on a shared machine while they "
+            "were measured, before and after the cases); rerun on an idle machine", width=96)]
     failed = sorted({f"{r['backend']} {r['size']} {r['dtype']}" for r in records if r["status"] != "ok"})
     lines += ["", f"NOT OK (seed {env['seed']}): {'; '.join(failed)}" if failed else "all checks passed"]
     return "\n".join(lines)

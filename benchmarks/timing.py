@@ -145,20 +145,24 @@ class Machine:
         memory = bytes_moved / self.copy_bytes_per_s
         return (compute, "compute") if compute >= memory else (memory, "memory")
 
+    def best(self, other: Machine) -> Machine:
+        """The faster of two measurements of each peak."""
+        flops = {d: max(f, other.matmul_flops_per_s[d]) for d, f in self.matmul_flops_per_s.items()}
+        return Machine(max(self.copy_bytes_per_s, other.copy_bytes_per_s), flops)
+
 
 def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
-    """The fastest of a few repeats, not the median: a floor must not be above what is possible."""
+    """The fastest sample of each, not the median: a floor must not be above what is possible. The
+    copy and the products take turns (as `measure` does), so that a busy spell of a shared machine
+    slows one sample of each rather than every sample of one; `run` measures again after the cases
+    and keeps the best of the two."""
     cuda = device.type == "cuda"
     src = torch.ones((1 << 30 if cuda else 1 << 28) // 4, device=device)  # 1 GiB; 256 MiB on a CPU
     dst = torch.empty_like(src)
-    copy_s = min(measure([lambda: dst.copy_(src)], device, 2, 20, 1.0)[0])
-    copy_bytes_per_s = 2 * src.nbytes / copy_s
-    del src, dst
     n = 8192 if cuda else 1024  # a GPU needs this much to reach its peak; a CPU takes ~50 ms at 1024
-    peaks = {}
-    for dtype in dtypes:
-        a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
-        out = torch.empty_like(a)
-        seconds = min(measure([lambda: torch.mm(a, b, out=out)], device, 2, 10, 1.0)[0])
-        peaks[dtype_name(dtype)] = 2 * n**3 / seconds
+    operands = [tuple(torch.randn(n, n, device=device, dtype=dtype) for _ in range(3)) for dtype in dtypes]
+    products = [lambda a=a, b=b, out=out: torch.mm(a, b, out=out) for a, b, out in operands]
+    taken = measure([lambda: dst.copy_(src), *products], device, 2, 20, 1.0)
+    copy_bytes_per_s = 2 * src.nbytes / min(taken[0])
+    peaks = {dtype_name(dtype): 2 * n**3 / min(samples) for dtype, samples in zip(dtypes, taken[1:])}
     return Machine(copy_bytes_per_s, peaks)

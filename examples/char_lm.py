@@ -9,6 +9,8 @@ checkpoint at each evaluation, and ends with a plot of the loss curves and a sum
   torchrun --nproc_per_node 2 examples/char_lm.py --device cuda --batch 32   # DDP, 2 x 32 = 64
   python examples/char_lm.py --steps 2000 --resume            # continue from --out's checkpoint
 
+Output goes to --out (runs/char_lm, which git ignores, from the checkout's root).
+
 Each file's first 90% is training text, its last 10% validation text. An epoch is one pass over
 the training text in windows of --seq-len characters (a random offset and order each epoch).
 --batch is per process: N ranks with --batch b see the same windows in the same order as one
@@ -33,7 +35,7 @@ from tqdm import tqdm
 import lltm_jit
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = ("README.md", "benchmarks/*.md", "examples/*.md", "bench.py", "benchmarks/*.py", "examples/*.py",
+CORPUS = ("README.md", "docs/*.md", "benchmarks/*.md", "examples/*.md", "bench.py", "benchmarks/*.py", "examples/*.py",
           "lltm_jit/*.py", "src/*.h", "src/*.cpp", "src/*.cuh", "src/*.cu", "tests/*.py")
 VAL_FRACTION = 0.1
 VAL_BATCH = 128  # windows per validation forward pass, on each rank
@@ -241,7 +243,14 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
     torch.manual_seed(args.seed + 1 + rank)  # dropout's draws, one stream per rank
     step, history = 0, {"train": [], "val_step": [], "val": []}
     if args.resume:
+        if not checkpoint_path.is_file():
+            raise SystemExit(f"char_lm: --resume: no checkpoint at {checkpoint_path}; a run writes one there at each "
+                             f"evaluation (--eval-every) and at its end")
         step, history = load_checkpoint(checkpoint_path, model, optimizer, scaler, args, rank, world, device)
+        if rank == 0:
+            tqdm.write(f"char_lm: resumed from step {step} of {checkpoint_path}"
+                       + (f"; it is at --steps {args.steps} already: nothing to train (raise --steps to go on)"
+                          if step >= args.steps else f", training to step {args.steps}"))
 
     trained = model
     if world > 1:
@@ -320,28 +329,32 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
               flush=True)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module's docstring as written, and each option's default."""
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (under torchrun: cuda:LOCAL_RANK)")
     parser.add_argument("--steps", type=int, default=1000, help="train until this step (counting resumed ones)")
     parser.add_argument("--batch", type=int, default=32, help="windows per step per process")
     parser.add_argument("--seq-len", type=int, default=128, help="characters per window")
-    parser.add_argument("--embed", type=int, default=64)
-    parser.add_argument("--state", type=int, default=256)
-    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--embed", type=int, default=64, help="embedding features")
+    parser.add_argument("--state", type=int, default=256, help="LLTM state size")
+    parser.add_argument("--layers", type=int, default=2, help="LLTM layers")
     parser.add_argument("--dropout", type=float, default=0.2, help="between layers and before the output map")
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--lr", type=float, default=3e-3, help="AdamW's learning rate")
+    parser.add_argument("--weight-decay", type=float, default=0.01, help="AdamW's weight decay")
     parser.add_argument("--clip", type=float, default=1.0, help="gradient norm clipping")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="initial parameters, data order, dropout")
     parser.add_argument("--eval-every", type=int, default=100, help="steps between validation, sample, checkpoint")
-    parser.add_argument("--prompt", default="import torch\n")
-    parser.add_argument("--sample-chars", type=int, default=300)
-    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--prompt", default="import torch\n", help="the text each sample starts from")
+    parser.add_argument("--sample-chars", type=int, default=300, help="characters per sample")
+    parser.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
     parser.add_argument("--amp", nargs="?", const="bf16", choices=("bf16", "fp16"),
                         help="autocast: --amp is bf16 (CPU and CUDA); --amp fp16 adds a GradScaler (for CUDA)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
-    parser.add_argument("--out", default="char_lm_out", help="directory for checkpoint.pt and losses.png")
+    parser.add_argument("--out", default="runs/char_lm", help="directory for checkpoint.pt and losses.png")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     args = parser.parse_args()
 

@@ -25,14 +25,12 @@ import lltm_jit
 class SequenceRegressor(nn.Module):
     def __init__(self, features: int, state: int, device: torch.device):
         super().__init__()
-        self.cell = lltm_jit.LLTM(features, state, device=device)
+        self.rnn = lltm_jit.LLTMSequence(features, state, device=device)  # one operator call a sequence
         self.head = nn.Linear(state, 1, device=device)
 
     def forward(self, sequence):  # (time, batch, features) -> (batch,)
-        state = None
-        for x in sequence:
-            state = self.cell(x, state)
-        return self.head(state[0]).squeeze(1)
+        _, (h_n, _) = self.rnn(sequence)
+        return self.head(h_n[0]).squeeze(1)
 
 
 def train(args, rank: int, world: int, device: torch.device) -> tuple[bool, bool]:
@@ -63,10 +61,14 @@ def train(args, rank: int, world: int, device: torch.device) -> tuple[bool, bool
     return in_step, learned
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module's docstring as written, and each option's default."""
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--batch", type=int, default=64)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--steps", type=int, default=30, help="training steps")
+    parser.add_argument("--batch", type=int, default=64, help="sequences per step on each rank")
     args = parser.parse_args()
 
     cuda = torch.cuda.is_available()

@@ -1,4 +1,4 @@
-"""Command line: ``python -m lltm_jit {info,build,clean}``."""
+"""Command line: python -m lltm_jit {info,build,clean}."""
 
 import argparse
 import shlex

@@ -73,20 +73,31 @@ def check_same_kind(op, named):
                                                      f"{_dtype_name(first.dtype)} but {name} is {_dtype_name(t.dtype)}")
 
 
-def check_parameters(op, weights, bias, features, given_state) -> int:
-    """The state size; bias None where there is none to check; given_state: the state size of the
-    caller's state tensors, expected where weights' rows do not divide by three (0: rows // 3)."""
+def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int]:
+    """(input_features, state_size) as weights gives them, so that an input or a state of the
+    wrong width is the one blamed; features: the input's width, which the weights' message
+    expects where weights cannot give the sizes. bias None where there is none to check;
+    given_state: the state size of the caller's state tensors, expected where weights' rows do
+    not divide by three (0: rows // 3)."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
     state = rows // 3 if rows % 3 == 0 else given_state if given_state > 0 else rows // 3
-    check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
-                (3 * state, state + features))
+    if rows != 3 * state or weights.shape[1] <= state:
+        check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
+                    (3 * state, state + features))
     if bias is not None:
         torch._check(bias.numel() == 3 * state and (bias.dim() == 1 or (bias.dim() == 2 and bias.shape[0] == 1)),
                      lambda: f"{op}: bias must have shape (3 * state_size,) or (1, 3 * state_size) = "
                              f"{shape_str((3 * state,))}, got {shape_str(bias.shape)}")
-    return state
+    return weights.shape[1] - state, state
+
+
+def check_input_features(op, input, dims, weights, features) -> None:
+    """input's last dimension against the features that weights take; dims names input's dimensions."""
+    torch._check(input.shape[-1] == features,
+                 lambda: f"{op}: input must have shape {dims} = {shape_str((*input.shape[:-1], features))} to match "
+                         f"weights {shape_str(weights.shape)}, got {shape_str(input.shape)}")
 
 
 def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
@@ -98,7 +109,8 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
     check_non_empty(op, old_h, "old_h", 1, "state")
     check_non_empty(op, input, "input", 1, "feature")
-    state = check_parameters(op, weights, bias, input.shape[1], old_h.shape[1])
+    features, state = check_parameters(op, weights, bias, input.shape[1], old_h.shape[1])
+    check_input_features(op, input, "(batch, input_features)", weights, features)
     batch = input.shape[0]
     check_shape(op, old_h, "old_h", "(batch, state_size)", (batch, state))
     check_shape(op, old_cell, "old_cell", "(batch, state_size)", (batch, state))
@@ -114,7 +126,8 @@ def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int,
         check_rank(op, t, name, 2, "(batch, state_size)")
         check_non_empty(op, t, name, 1, "state")
     check_non_empty(op, input, "input", 2, "feature")
-    state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
+    features, state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
+    check_input_features(op, input, "(time, batch, input_features)", weights, features)
     time, batch = input.shape[0], input.shape[1]
     for name, t in states:
         check_shape(op, t, name, "(batch, state_size)", (batch, state))

@@ -48,6 +48,38 @@ def _check_sizes(module, input_features, state_size) -> None:
                          f"got {input_features} and {state_size}")
 
 
+def _check_options(module, bias, proj_size=0) -> None:
+    """nn.LSTM's options that this cell does not take, or takes as a flag."""
+    _check_int(module, proj_size=proj_size)
+    if proj_size != 0:
+        raise ValueError(f"{type(module).__name__}: proj_size is not supported (the LLTM has no projection of its "
+                         f"output), got {proj_size}")
+    if not isinstance(bias, bool):
+        raise TypeError(f"{type(module).__name__}: bias must be a bool, got {type(bias).__name__}")
+
+
+def _register_bias(module, name, size, factory) -> None:
+    """`name` a parameter of `size` where the module has a bias, else None (as in nn.LSTM); without
+    one, the operators (which take a bias) get the module's zeros, a buffer that follows .to()."""
+    if module.has_bias:
+        module.register_parameter(name, nn.Parameter(torch.empty(size, **factory)))
+        return
+    module.register_parameter(name, None)
+    if not hasattr(module, "_zero_bias"):
+        module.register_buffer("_zero_bias", torch.zeros(size, **factory), persistent=False)
+
+
+def _bias(module, name):
+    bias = getattr(module, name)
+    return module._zero_bias if bias is None else bias
+
+
+def _check_rank(module, shape, layouts) -> None:
+    """layouts: {rank: the input's dimensions at that rank}."""
+    if len(shape) not in layouts:
+        raise RuntimeError(f"{module!r}: input must have shape {' or '.join(layouts.values())}, got {tuple(shape)}")
+
+
 def _check_features(module, shape) -> None:
     if shape[-1] != module.input_features:
         raise RuntimeError(f"{module!r}: input must have {module.input_features} features (input_features), "
@@ -78,17 +110,20 @@ class LLTM(nn.Module):
     returns (new_h, new_cell). ``state=None`` means zeros, as in nn.LSTMCell. Unbatched, as in
     nn.LSTMCell: input (input_features,), h and cell (state_size,) each, returns 1-D h and cell.
     Its ``state_dict`` loads into a one-layer, one-direction `LLTMSequence` and back.
+    ``bias=False``: no bias parameter (``bias`` is None), as in nn.LSTMCell.
     """
 
-    def __init__(self, input_features: int, state_size: int, device=None, dtype=None):
+    def __init__(self, input_features: int, state_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
         _check_sizes(self, input_features, state_size)
+        _check_options(self, bias)
         _check_factory(self, dtype)
         self.input_features = input_features
         self.state_size = state_size
+        self.has_bias = bias
         factory = {"device": device, "dtype": dtype}
         self.weights = nn.Parameter(torch.empty(3 * state_size, state_size + input_features, **factory))
-        self.bias = nn.Parameter(torch.empty(3 * state_size, **factory))
+        _register_bias(self, "bias", 3 * state_size, factory)
         self.register_load_state_dict_pre_hook(functools.partial(_rename_keys, _SEQUENCE_TO_CELL))
         self.reset_parameters()
 
@@ -96,17 +131,15 @@ class LLTM(nn.Module):
         _init_uniform(self)
 
     def extra_repr(self) -> str:
-        return f"{self.input_features}, {self.state_size}"
+        return f"{self.input_features}, {self.state_size}" + ("" if self.has_bias else ", bias=False")
 
     def forward(self, input, state=None):
-        # The op checks its arguments too, but in its own terms: a wrong input width would blame
-        # the weights. These checks name what the caller passed, with nn.LSTMCell's error types.
+        # The op checks its arguments too, but in its own terms (sizes read off the weights);
+        # these name what the caller passed in the module's: input_features, the state's layout.
         check_tensors(self, input=input)
         shape = input.shape
         batched = len(shape) == 2
-        if not batched and len(shape) != 1:
-            raise ValueError(f"{self!r}: input must have shape (batch, input_features) or (input_features,), "
-                             f"got {tuple(shape)}")
+        _check_rank(self, shape, {2: "(batch, input_features)", 1: "(input_features,)"})
         _check_features(self, shape)
         if batched:
             state_shape, layout = (shape[0], self.state_size), "(batch, state_size)"
@@ -116,9 +149,10 @@ class LLTM(nn.Module):
             old_h = old_cell = input.new_zeros(state_shape)
         else:
             old_h, old_cell = _state_pair(self, state, state_shape, layout)
+        bias = _bias(self, "bias")
         if batched:
-            return lltm(input, self.weights, self.bias, old_h, old_cell)
-        new_h, new_cell = lltm(input[None], self.weights, self.bias, old_h[None], old_cell[None])
+            return lltm(input, self.weights, bias, old_h, old_cell)
+        new_h, new_cell = lltm(input[None], self.weights, bias, old_h[None], old_cell[None])
         return new_h[0], new_cell[0]
 
 
@@ -143,15 +177,18 @@ class LLTMSequence(nn.Module):
     ``dropout`` applied to it in training. Parameters, in nn.LSTM's pattern: ``weights_l{l}``
     (3 * state_size, state_size + layer input features) and ``bias_l{l}`` (3 * state_size,) in
     the cell's layout, and ``weights_l{l}_reverse``, ``bias_l{l}_reverse`` for the reverse
-    direction. A one-layer, one-direction module loads an `LLTM` cell's ``state_dict`` (its
-    ``weights`` and ``bias`` are ``weights_l0`` and ``bias_l0``), and the cell loads its.
+    direction; with ``bias=False`` the biases are None, as in nn.LSTM. A one-layer, one-direction
+    module loads an `LLTM` cell's ``state_dict`` (its ``weights`` and ``bias`` are ``weights_l0``
+    and ``bias_l0``), and the cell loads its. ``proj_size`` other than 0 is not supported.
     """
 
-    def __init__(self, input_features: int, state_size: int, num_layers: int = 1, *, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+    def __init__(self, input_features: int, state_size: int, num_layers: int = 1, *, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None):
         super().__init__()
         _check_sizes(self, input_features, state_size)
         _check_int(self, num_layers=num_layers)
+        _check_options(self, bias, proj_size)
         _check_factory(self, dtype)
         if num_layers <= 0:
             raise ValueError(f"LLTMSequence: num_layers must be positive, got {num_layers}")
@@ -168,13 +205,14 @@ class LLTMSequence(nn.Module):
         self.batch_first = batch_first
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
+        self.has_bias = bias
         factory = {"device": device, "dtype": dtype}
         for layer in range(num_layers):
             features = input_features if layer == 0 else self.num_directions * state_size
             for suffix in self._suffixes():
                 weights = torch.empty(3 * state_size, state_size + features, **factory)
                 self.register_parameter(f"weights_l{layer}{suffix}", nn.Parameter(weights))
-                self.register_parameter(f"bias_l{layer}{suffix}", nn.Parameter(torch.empty(3 * state_size, **factory)))
+                _register_bias(self, f"bias_l{layer}{suffix}", 3 * state_size, factory)
         self.register_load_state_dict_pre_hook(functools.partial(_rename_keys, _CELL_TO_SEQUENCE))
         self.reset_parameters()
 
@@ -192,6 +230,8 @@ class LLTMSequence(nn.Module):
         text = f"{self.input_features}, {self.state_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
+        if not self.has_bias:
+            text += ", bias=False"
         if self.batch_first:
             text += ", batch_first=True"
         if self.dropout:
@@ -210,10 +250,8 @@ class LLTMSequence(nn.Module):
             input, lengths = pad_packed_sequence(packed)  # in the caller's batch order
         shape = input.shape
         batched = len(shape) == 3
-        if not batched and len(shape) != 2:
-            layout = "(batch, time, input_features)" if self.batch_first else "(time, batch, input_features)"
-            raise ValueError(f"{self!r}: input must have shape {layout} or (time, input_features), "
-                             f"got {tuple(shape)}")
+        layout = "(batch, time, input_features)" if self.batch_first else "(time, batch, input_features)"
+        _check_rank(self, shape, {3: layout, 2: "(time, input_features)"})
         _check_features(self, shape)
         if not batched:
             if lengths is not None:
@@ -254,7 +292,7 @@ class LLTMSequence(nn.Module):
         for layer in range(self.num_layers):
             outputs = []
             for direction, suffix in enumerate(self._suffixes()):
-                weights, bias = getattr(self, f"weights_l{layer}{suffix}"), getattr(self, f"bias_l{layer}{suffix}")
+                weights, bias = getattr(self, f"weights_l{layer}{suffix}"), _bias(self, f"bias_l{layer}{suffix}")
                 initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
                 if direction and layer == 0:
                     reverse = _reversal_index(input.shape[0], lengths, input.device)

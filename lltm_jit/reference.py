@@ -3,14 +3,18 @@
 import torch
 import torch.nn.functional as F
 
+from .checks import check_state_pair, check_tensors
+
 
 def reference_lltm(input, weights, bias, old_h, old_cell):
     """One LLTM step in eager PyTorch (the tutorial's Python version).
 
     input (batch, input_features), weights (3 * state_size, state_size + input_features),
     bias (3 * state_size,) or (1, 3 * state_size), old_h and old_cell (batch, state_size).
-    Returns new_h and new_cell, each (batch, state_size).
+    Returns new_h and new_cell, each (batch, state_size). Its shape errors are torch's own: the
+    reference runs no check beyond the arguments' types, so that it times as plain eager code.
     """
+    check_tensors("reference_lltm", input=input, weights=weights, bias=bias, old_h=old_h, old_cell=old_cell)
     x = torch.cat([old_h, input], dim=1)
     gates = torch.addmm(bias, x, weights.t())
     input_gate, output_gate, candidate = gates.chunk(3, dim=1)
@@ -21,14 +25,21 @@ def reference_lltm(input, weights, bias, old_h, old_cell):
 
 def reference_lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first=False, step=reference_lltm):
     """A sequence as a Python loop of `step` (the reference's by default), with lltm_sequence's
-    arguments and results: past its length a sequence's state stays and its output is zero."""
+    arguments and results (a part of state None means zeros): past its length a sequence's state
+    stays and its output is zero."""
+    op = "reference_lltm_sequence"
+    check_tensors(op, input=input, weights=weights, bias=bias)
+    if state is not None:
+        check_state_pair(op, state, ("h0", "c0"), parts_optional=True)
+    if lengths is not None:
+        check_tensors(op, lengths=lengths)
     if batch_first:
         input = input.transpose(0, 1)
     time, batch = input.shape[0], input.shape[1]
-    if state is None:
+    h, c = (None, None) if state is None else state
+    if h is None or c is None:
         zeros = input.new_zeros(batch, weights.shape[0] // 3)
-        state = (zeros, zeros)
-    h, c = state
+        h, c = zeros if h is None else h, zeros if c is None else c
     outputs = []
     for t in range(time):
         new_h, new_c = step(input[t], weights, bias, h, c)

@@ -32,6 +32,7 @@ inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Te
   check_non_empty(op, old_h, "old_h", 1, "state");
   check_non_empty(op, input, "input", 1, "feature");
   const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h.size(1));
+  check_input_features(op, input, "(batch, input_features)", weights, cell.features);
   const StepSizes s{input.size(0), cell.features, cell.state};
   check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
   return s;

@@ -69,7 +69,8 @@ C10_ALWAYS_INLINE void forward_row(const scalar_t* __restrict__ gates, const sca
 }
 
 // In two loops over chunks of the row, each of which the compiler vectorises: the activations
-// (the forward's math), then the gradients from them. As one loop, GCC kept it scalar (20x slower).
+// (the forward's math), then the gradients from them. As one loop, GCC kept it scalar (benchmarks/
+// NOTES.md, "Numbers behind the sources' comments").
 // d_gates may be gates and d_old_cell grad_cell (the sequence's backward works in place): every
 // element is read before the gradients computed from it are written.
 template <typename scalar_t>

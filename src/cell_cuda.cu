@@ -20,8 +20,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMinRowsPerBlock = 32;  // fewer partial bias sums for a small batch
 // Blocks wanted per multiprocessor: enough bytes in flight to use the memory bandwidth. The
-// backward's blocks (about 100 registers a thread in bfloat16) fit two to a multiprocessor, and
-// each row of blocks costs a row of partial bias sums.
+// backward's blocks fit two to a multiprocessor (their registers: benchmarks/NOTES.md, "Numbers
+// behind the sources' comments"), and each row of blocks costs a row of partial bias sums.
 constexpr int kForwardBlocksPerMultiprocessor = 4;
 constexpr int kBackwardBlocksPerMultiprocessor = 2;
 

@@ -70,27 +70,40 @@ inline void check_same_kind(const char* op, std::initializer_list<Named> named) 
 }
 
 // The cell's parameters: weights (3 * state_size, state_size + input_features) multiplying
-// [h, input], bias (3 * state_size,) or (1, 3 * state_size). The state size comes from weights
-// when its rows divide by three, so that a state of the wrong size is the one blamed.
+// [h, input], bias (3 * state_size,) or (1, 3 * state_size). The sizes come from weights, so that
+// an input or a state of the wrong width is the one blamed; only where weights cannot give them
+// (rows that do not divide by three, no column left for the input) are the weights blamed.
 struct CellSizes {
   int64_t features, state;
 };
 
-// bias: nullptr where the caller has none to check. given_state: the state size of the caller's
-// state tensors, the size expected where weights' rows do not divide by three (0: the caller has
-// none, and rows / 3 is expected).
+// features: the input's width, which the weights' message expects. bias: nullptr where the caller
+// has none to check. given_state: the state size of the caller's state tensors, the size expected
+// where weights' rows do not divide by three (0: the caller has none, and rows / 3 is expected).
 inline CellSizes check_parameters(const char* op, const Tensor& weights, const Tensor* bias, int64_t features,
                                   int64_t given_state) {
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   check_non_empty(op, weights, "weights", 0, "first");
   const int64_t rows = weights.size(0);
   const int64_t state = rows % 3 == 0 ? rows / 3 : given_state > 0 ? given_state : rows / 3;
-  check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
-              {3 * state, state + features});
+  if (rows != 3 * state || weights.size(1) <= state) {
+    check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
+                {3 * state, state + features});
+  }
   TORCH_CHECK(!bias || (bias->numel() == 3 * state && (bias->dim() == 1 || (bias->dim() == 2 && bias->size(0) == 1))),
               join({op, ": bias must have shape (3 * state_size,) or (1, 3 * state_size) = ",
                     shape_str({3 * state}), ", got ", shape_str(bias->sizes())}));
-  return {features, state};
+  return {weights.size(1) - state, state};
+}
+
+// input's last dimension against the features that weights take; dims names input's dimensions.
+inline void check_input_features(const char* op, const Tensor& input, const char* dims, const Tensor& weights,
+                                 int64_t features) {
+  std::vector<int64_t> expected(input.sizes().begin(), input.sizes().end());
+  expected.back() = features;
+  TORCH_CHECK(input.size(-1) == features, join({op, ": input must have shape ", dims, " = ", shape_str(expected),
+                                                " to match weights ", shape_str(weights.sizes()), ", got ",
+                                                shape_str(input.sizes())}));
 }
 
 }  // namespace lltm

@@ -1,6 +1,6 @@
 // cuBLAS products called directly, for the sequence's per-step products: through ATen each costs
-// the host about 20 us (dispatch and checks) on our GPU machine, more than the device's work for a
-// small step, which then bounds a whole sequence. The functions come from the libcublas that
+// the host more in dispatch and checks than the device's work for a small step, which then bounds a
+// whole sequence (benchmarks/NOTES.md, "Numbers behind the sources' comments"). The functions come from the libcublas that
 // torch has loaded (dlopen with RTLD_NOLOAD), declared here by their documented C signatures, so
 // that building needs no cuBLAS header or library (a minimal CUDA toolkit has neither). Where
 // they cannot be found, `available()` is false and the caller uses ATen.

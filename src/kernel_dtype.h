@@ -1,7 +1,7 @@
 // The dtypes the kernels support, as the kernel files see them: storage types, their math types,
 // and a dtype tag that the host passes in place of torch's ScalarType. Includes only c10's half
-// types: c10/core/ScalarType.h (and ATen/OpMathType.h, which includes it) cost a CUDA file about
-// 4 s of its compile time (benchmarks/NOTES.md, "The build"). dtypes.h maps ScalarType to these.
+// types: c10/core/ScalarType.h (and ATen/OpMathType.h, which includes it) cost a CUDA file seconds
+// of its compile time (benchmarks/NOTES.md, "The build"). dtypes.h maps ScalarType to these.
 #pragma once
 
 #include <c10/util/BFloat16.h>

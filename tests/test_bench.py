@@ -127,6 +127,24 @@ def test_a_kind_extra_column_shows_where_measured(matmul_run):
     assert next(row for row in train_rows if row[:1] == ["wrong"])[4] == "-"
 
 
+def test_a_time_under_the_floor_is_flagged(matmul_run):
+    """A t/floor below 1 cannot be: the peaks were measured slow. The table says so, not "0.44"."""
+    machine, _, records = matmul_run
+    rows = [{**r, "extra": {}, "t_over_floor": ratio} for r, ratio in zip(records, [0.44, 1.5, None, None, None])]
+    lines = table(rows, ENV, machine).splitlines()
+    header = next(line for line in lines if line.strip().startswith("backend") and "t/floor" in line)
+    cells = [line.split()[:5] for line in lines[lines.index(header) + 1:lines.index(header) + 3]]
+    assert [row[0] for row in cells] == ["eager", "wrong"]
+    assert "0.44!" in cells[0] and "1.50" in cells[1], cells
+    assert any(line.startswith("!: t/floor below 1") for line in lines), lines
+
+
+def test_machine_keeps_the_best_of_two_measurements():
+    slow = Machine(copy_bytes_per_s=1.0, matmul_flops_per_s={"float32": 5.0, "bfloat16": 1.0})
+    fast = Machine(copy_bytes_per_s=2.0, matmul_flops_per_s={"float32": 3.0, "bfloat16": 4.0})
+    assert slow.best(fast) == Machine(2.0, {"float32": 5.0, "bfloat16": 4.0})
+
+
 def sequence_with_wrong_backend():
     """The sequence kind plus a backend whose output is off by 1e-3 of its norm: its check must fail."""
 
@@ -273,6 +291,13 @@ def test_bench_help_answers_without_building():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert "  lltm_jit  lltm_jit.LLTM\n" in done.stdout
     assert done.stdout.rstrip().endswith("imported lltm_jit: False")
+    assert "`" not in done.stdout  # plain text, no markup from the docstrings
+
+
+def test_command_line_help_is_plain_text():
+    done = subprocess.run([sys.executable, "-m", "lltm_jit", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.startswith("usage: python -m lltm_jit") and "`" not in done.stdout, done.stdout
 
 
 @pytest.mark.slow

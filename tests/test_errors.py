@@ -1,5 +1,7 @@
 """Bad input gets an error that names the argument, never a crash or a wrong result."""
 
+import re
+
 import pytest
 import torch
 from helpers import make_inputs, requires_cuda
@@ -25,8 +27,14 @@ CASES = {
                        r"old_cell must have shape \(batch, state_size\) = \(4, 5\), got \(3, 5\)"),
     "old_cell state": (replace(4, torch.randn(B, S + 2, dtype=torch.float64)), "old_cell must have shape"),
     "weights rows": (replace(1, torch.randn(3 * S + 1, S + F, dtype=torch.float64)), "weights must have shape"),
-    "weights features": (replace(1, torch.randn(3 * S, S + F + 1, dtype=torch.float64)),
-                         r"weights must have shape .* = \(15, 11\), got \(15, 12\)"),
+    # The sizes come from weights: a width that disagrees with its columns blames the input.
+    "input features": (replace(0, torch.randn(B, F - 1, dtype=torch.float64)),
+                       r"^lltm: input must have shape \(batch, input_features\) = \(4, 6\) to match weights "
+                       r"\(15, 11\), got \(4, 5\)$"),
+    "weights columns": (replace(1, torch.randn(3 * S, S + F + 1, dtype=torch.float64)),
+                        r"input must have shape \(batch, input_features\) = \(4, 7\) to match weights \(15, 12\)"),
+    "weights no input columns": (replace(1, torch.randn(3 * S, S, dtype=torch.float64)),
+                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(15, 5\)$"),
     "bias size": (replace(2, torch.randn(3 * S - 1, dtype=torch.float64)), "bias must have shape"),
     "bias 2 rows": (replace(2, torch.randn(2, 3 * S, dtype=torch.float64)), "bias must have shape"),
     "mixed dtype": (replace(1, torch.randn(3 * S, S + F)), "weights is Float"),
@@ -46,6 +54,18 @@ def test_bad_input_names_the_argument(case):
         lltm(*args)
 
 
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_fake_kernel_gives_the_same_errors(case):
+    """The fake kernel (torch.compile's view of the op) checks the same rules with the same words."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    args, message = CASES[case]
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(a) for a in args]
+        with pytest.raises(RuntimeError, match=message):
+            torch.ops.lltm_jit.forward(*fakes)
+
+
 @requires_cuda
 def test_mixed_devices():
     args = make_inputs(B, F, S, requires_grad=False)
@@ -63,65 +83,175 @@ def test_backward_op_checks_its_arguments():
 
 
 # ---------------------------------------------------------------------------------------------
-# Arguments of the wrong type, at every public entry point: a TypeError that names the argument
-# and its type, never the value (a list of a large batch would be megabytes of message).
+# The rule for every public entry point, as nn.LSTM's: a RuntimeError for a tensor's shape, dtype,
+# device or values; a TypeError for an argument of the wrong type (a list, an array or None where
+# a Tensor is needed, a size that is no int), naming it and its type, never its value (a list of a
+# large batch would be megabytes of message); a ValueError for an option's value.
+
+RULE = {"shape": RuntimeError, "type": TypeError, "option": ValueError}
+# What each entry point can get wrong. The raw operators' arguments of the wrong type get torch's
+# schema error (a RuntimeError that prints the value): the functions above them check first.
+ENTRY_POINTS = {
+    "lltm": ("shape", "type"),
+    "lltm_sequence": ("shape", "type", "option"),
+    "reference_lltm": ("shape", "type"),
+    "reference_lltm_sequence": ("shape", "type", "option"),
+    "LLTM()": ("type", "option"),
+    "LLTM.forward": ("shape", "type", "option"),
+    "LLTMSequence()": ("type", "option"),
+    "LLTMSequence.forward": ("shape", "type", "option"),
+    "torch.ops.lltm_jit.forward": ("shape",),
+    "torch.ops.lltm_jit.backward": ("shape",),
+    "torch.ops.lltm_jit.sequence_forward": ("shape",),
+    "torch.ops.lltm_jit.sequence_backward": ("shape",),
+}
+
 
 def _entry_points():
+    """{name: (entry point, kind, call, message)}; a message is a regex matched in full."""
     import numpy as np
 
     import lltm_jit
+    from lltm_jit import lltm_sequence, reference_lltm, reference_lltm_sequence
 
     x, w, b, h, c = make_inputs(B, F, S, requires_grad=False)
     seq = torch.randn(3, B, F, dtype=torch.float64)
+    narrow = torch.randn(3, B, F - 1, dtype=torch.float64)
     big = [[0.5] * 512] * 200
     cell, layers = lltm_jit.LLTM(F, S).double(), lltm_jit.LLTMSequence(F, S).double()
-    return {
-        "lltm input list": (lambda: lltm(big, w, b, h, c), TypeError, "lltm: input must be a Tensor, got list"),
-        "lltm input ndarray": (lambda: lltm(np.ones((B, F)), w, b, h, c), TypeError,
+    ops = torch.ops.lltm_jit
+    grads = torch.randn(B, S, dtype=torch.float64)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(seq, torch.tensor([3, 2, 2, 1]))
+    cases = {
+        "lltm input list": ("lltm", "type", lambda: lltm(big, w, b, h, c), "lltm: input must be a Tensor, got list"),
+        "lltm input ndarray": ("lltm", "type", lambda: lltm(np.ones((B, F)), w, b, h, c),
                                "lltm: input must be a Tensor, got ndarray"),
-        "lltm old_h None": (lambda: lltm(x, w, b, None, c), TypeError, "lltm: old_h must be a Tensor, got None"),
-        "lltm input None": (lambda: lltm(None, w, b, h, c), TypeError, "lltm: input must be a Tensor, got None"),
-        "lltm weights list": (lambda: lltm(x, w.tolist(), b, h, c), TypeError, "lltm: weights must be a Tensor, got list"),
-        "lltm_sequence input list": (lambda: lltm_jit.lltm_sequence(big, w, b), TypeError,
+        "lltm old_h None": ("lltm", "type", lambda: lltm(x, w, b, None, c), "lltm: old_h must be a Tensor, got None"),
+        "lltm input None": ("lltm", "type", lambda: lltm(None, w, b, h, c), "lltm: input must be a Tensor, got None"),
+        "lltm weights list": ("lltm", "type", lambda: lltm(x, w.tolist(), b, h, c),
+                              "lltm: weights must be a Tensor, got list"),
+        "lltm input width": ("lltm", "shape", lambda: lltm(x[:, 1:], w, b, h, c),
+                             r"lltm: input must have shape \(batch, input_features\) = \(4, 6\) to match weights "
+                             r"\(15, 11\), got \(4, 5\)"),
+        "lltm_sequence input list": ("lltm_sequence", "type", lambda: lltm_sequence(big, w, b),
                                      "lltm_sequence: input must be a Tensor, got list"),
-        "lltm_sequence bias None": (lambda: lltm_jit.lltm_sequence(seq, w, None), TypeError,
+        "lltm_sequence bias None": ("lltm_sequence", "type", lambda: lltm_sequence(seq, w, None),
                                     "lltm_sequence: bias must be a Tensor, got None"),
-        "lltm_sequence state tensor": (lambda: lltm_jit.lltm_sequence(seq, w, b, h), TypeError,
+        "lltm_sequence state tensor": ("lltm_sequence", "type", lambda: lltm_sequence(seq, w, b, h),
                                        r"lltm_sequence: state must be a tuple \(h0, c0\), got a Tensor"),
-        "lltm_sequence state of lists": (lambda: lltm_jit.lltm_sequence(seq, w, b, (h.tolist(), c)), TypeError,
+        "lltm_sequence state of lists": ("lltm_sequence", "type", lambda: lltm_sequence(seq, w, b, (h.tolist(), c)),
                                          "lltm_sequence: state's h0 must be a Tensor, got list"),
-        "lltm_sequence lengths list": (lambda: lltm_jit.lltm_sequence(seq, w, b, lengths=[3] * B), TypeError,
+        "lltm_sequence lengths list": ("lltm_sequence", "type", lambda: lltm_sequence(seq, w, b, lengths=[3] * B),
                                        "lltm_sequence: lengths must be a Tensor, got list"),
-        "LLTM input list": (lambda: cell(big), TypeError, r"LLTM\(6, 5\): input must be a Tensor, got list"),
-        "LLTM input ndarray": (lambda: cell(np.ones((B, F))), TypeError,
+        "lltm_sequence input width": ("lltm_sequence", "shape", lambda: lltm_sequence(narrow, w, b),
+                                      r"lltm_sequence: input must have shape \(time, batch, input_features\) = "
+                                      r"\(3, 4, 6\) to match weights \(15, 11\), got \(3, 4, 5\)"),
+        "lltm_sequence state of three": ("lltm_sequence", "option", lambda: lltm_sequence(seq, w, b, (h, c, c)),
+                                         r"lltm_sequence: state must be a tuple \(h0, c0\), got a tuple of 3"),
+        "reference_lltm input list": ("reference_lltm", "type", lambda: reference_lltm(big, w, b, h, c),
+                                      "reference_lltm: input must be a Tensor, got list"),
+        # The reference checks types alone, so that it times as plain eager code: torch's own message.
+        "reference_lltm input width": ("reference_lltm", "shape", lambda: reference_lltm(x[:, 1:], w, b, h, c),
+                                       ".*"),
+        "reference_lltm_sequence bias None": ("reference_lltm_sequence", "type",
+                                              lambda: reference_lltm_sequence(seq, w, None),
+                                              "reference_lltm_sequence: bias must be a Tensor, got None"),
+        "reference_lltm_sequence input width": ("reference_lltm_sequence", "shape",
+                                                lambda: reference_lltm_sequence(narrow, w, b), ".*"),
+        "reference_lltm_sequence state of one": ("reference_lltm_sequence", "option",
+                                                 lambda: reference_lltm_sequence(seq, w, b, (h,)),
+                                                 r"reference_lltm_sequence: state must be a tuple \(h0, c0\), "
+                                                 "got a tuple of 1"),
+        "LLTM input list": ("LLTM.forward", "type", lambda: cell(big),
+                            r"LLTM\(6, 5\): input must be a Tensor, got list"),
+        "LLTM input ndarray": ("LLTM.forward", "type", lambda: cell(np.ones((B, F))),
                                r"LLTM\(6, 5\): input must be a Tensor, got ndarray"),
-        "LLTM input None": (lambda: cell(None), TypeError, r"LLTM\(6, 5\): input must be a Tensor, got None"),
-        "LLTM state of None": (lambda: cell(x, (None, c)), TypeError,
+        "LLTM input None": ("LLTM.forward", "type", lambda: cell(None), r"LLTM\(6, 5\): input must be a Tensor, got None"),
+        "LLTM state of None": ("LLTM.forward", "type", lambda: cell(x, (None, c)),
                                r"LLTM\(6, 5\): state's h must be a Tensor, got None"),
-        "LLTM size float": (lambda: lltm_jit.LLTM(3.5, 4), TypeError, "LLTM: input_features must be an int, got float"),
-        "LLTM integer dtype": (lambda: lltm_jit.LLTM(3, 4, dtype=torch.int64), TypeError,
+        "LLTM input rank": ("LLTM.forward", "shape", lambda: cell(seq),
+                            r"LLTM\(6, 5\): input must have shape \(batch, input_features\) or \(input_features,\), "
+                            r"got \(3, 4, 6\)"),
+        "LLTM input width": ("LLTM.forward", "shape", lambda: cell(x[:, 1:]),
+                             r"LLTM\(6, 5\): input must have 6 features \(input_features\), got 5 \(shape \(4, 5\)\)"),
+        "LLTM state of three": ("LLTM.forward", "option", lambda: cell(x, (h, c, c)),
+                                r"LLTM\(6, 5\): state must be a tuple \(h, cell\), got a tuple of 3"),
+        "LLTM size float": ("LLTM()", "type", lambda: lltm_jit.LLTM(3.5, 4),
+                            "LLTM: input_features must be an int, got float"),
+        "LLTM integer dtype": ("LLTM()", "type", lambda: lltm_jit.LLTM(3, 4, dtype=torch.int64),
                                "LLTM: dtype must be a floating-point dtype, got torch.int64"),
-        "LLTMSequence input list": (lambda: layers(big), TypeError,
+        "LLTM bias str": ("LLTM()", "type", lambda: lltm_jit.LLTM(3, 4, "cpu"), "LLTM: bias must be a bool, got str"),
+        "LLTM size 0": ("LLTM()", "option", lambda: lltm_jit.LLTM(3, 0),
+                        "LLTM: input_features and state_size must be positive, got 3 and 0"),
+        "LLTMSequence input list": ("LLTMSequence.forward", "type", lambda: layers(big),
                                     r"LLTMSequence\(6, 5\): input must be a Tensor, got list"),
-        "LLTMSequence input None": (lambda: layers(None), TypeError,
+        "LLTMSequence input None": ("LLTMSequence.forward", "type", lambda: layers(None),
                                     r"LLTMSequence\(6, 5\): input must be a Tensor, got None"),
-        "LLTMSequence state of lists": (lambda: layers(seq, ([[0.0]], c)), TypeError,
+        "LLTMSequence state of lists": ("LLTMSequence.forward", "type", lambda: layers(seq, ([[0.0]], c)),
                                         r"LLTMSequence\(6, 5\): state's h must be a Tensor, got list"),
-        "LLTMSequence layers float": (lambda: lltm_jit.LLTMSequence(3, 4, num_layers=2.0), TypeError,
+        "LLTMSequence input rank": ("LLTMSequence.forward", "shape", lambda: layers(x[0]),
+                                    r"LLTMSequence\(6, 5\): input must have shape \(time, batch, input_features\) or "
+                                    r"\(time, input_features\), got \(6,\)"),
+        "LLTMSequence lengths with packed": ("LLTMSequence.forward", "option",
+                                             lambda: layers(packed, lengths=torch.tensor([3, 2, 2, 1])),
+                                             r"LLTMSequence\(6, 5\): lengths must be None for a PackedSequence, "
+                                             "which carries its own"),
+        "LLTMSequence layers float": ("LLTMSequence()", "type", lambda: lltm_jit.LLTMSequence(3, 4, num_layers=2.0),
                                       "LLTMSequence: num_layers must be an int, got float"),
-        "LLTMSequence state_size bool": (lambda: lltm_jit.LLTMSequence(3, True), TypeError,
+        "LLTMSequence state_size bool": ("LLTMSequence()", "type", lambda: lltm_jit.LLTMSequence(3, True),
                                          "LLTMSequence: state_size must be an int, got bool"),
-        "LLTMSequence integer dtype": (lambda: lltm_jit.LLTMSequence(3, 4, dtype=torch.int32), TypeError,
+        "LLTMSequence integer dtype": ("LLTMSequence()", "type", lambda: lltm_jit.LLTMSequence(3, 4, dtype=torch.int32),
                                        "LLTMSequence: dtype must be a floating-point dtype, got torch.int32"),
+        "LLTMSequence dropout 2": ("LLTMSequence()", "option", lambda: lltm_jit.LLTMSequence(3, 4, 2, dropout=2),
+                                   r"LLTMSequence: dropout must be a number in \[0, 1\], the probability of an element "
+                                   "being zeroed, got 2"),
+        "LLTMSequence proj_size": ("LLTMSequence()", "option", lambda: lltm_jit.LLTMSequence(3, 4, proj_size=2),
+                                   r"LLTMSequence: proj_size is not supported \(the LLTM has no projection of its "
+                                   r"output\), got 2"),
+        "forward op old_h": ("torch.ops.lltm_jit.forward", "shape", lambda: ops.forward(x, w, b, h[1:], c),
+                             r"lltm: old_h must have shape \(batch, state_size\) = \(4, 5\), got \(3, 5\)"),
+        "backward op grad_h": ("torch.ops.lltm_jit.backward", "shape",
+                               lambda: ops.backward(grads[1:], grads, x, w, h, torch.randn(B, 3 * S, dtype=torch.float64),
+                                                    c, [True, True, True]),
+                               r"lltm_backward: grad_h must have shape \(batch, state_size\) = \(4, 5\), got \(3, 5\)"),
+        "sequence_forward op input width": ("torch.ops.lltm_jit.sequence_forward", "shape",
+                                            lambda: ops.sequence_forward(narrow, w, b, None, None, None),
+                                            r"lltm_sequence: input must have shape .* to match weights \(15, 11\), "
+                                            r"got \(3, 4, 5\)"),
+        "sequence_backward op output": ("torch.ops.lltm_jit.sequence_backward", "shape",
+                                        lambda: ops.sequence_backward(None, None, None, seq, w, None, None, None,
+                                                                      torch.randn(3, B, S + 1, dtype=torch.float64),
+                                                                      torch.randn(3, B, 3 * S, dtype=torch.float64),
+                                                                      torch.randn(3, B, S, dtype=torch.float64),
+                                                                      [True, True, True]),
+                                        r"lltm_sequence_backward: output must have shape \(time, batch, state_size\) "
+                                        r"= \(3, 4, 5\), got \(3, 4, 6\)"),
     }
+    return cases
 
 
 ENTRY_CASES = list(_entry_points())
 
 
 @pytest.mark.parametrize("case", ENTRY_CASES)
-def test_an_argument_of_the_wrong_type_is_named_with_its_type(case):
-    call, error, message = _entry_points()[case]
-    with pytest.raises(error, match=f"^{message}$") as raised:
+def test_every_entry_point_raises_by_the_rule(case):
+    _, kind, call, message = _entry_points()[case]
+    with pytest.raises(Exception) as raised:
         call()
-    assert len(str(raised.value)) < 200
+    assert type(raised.value) is RULE[kind], f"{kind}: {type(raised.value).__name__}: {raised.value}"
+    text = str(raised.value)
+    assert re.fullmatch(message, text, re.DOTALL), text
+    assert len(text) < 300 and text.count("\n") < 3, text  # a few lines, never the value
+
+
+def test_the_table_covers_every_public_entry_point():
+    """Every public callable that takes tensors, and each thing it can get wrong, has a case."""
+    import lltm_jit
+
+    no_tensors = {"BuildError", "backend", "build_info", "reload"}
+    names = {name for name in lltm_jit.__all__ if name not in no_tensors}
+    listed = {entry.partition(".")[0].removesuffix("()") for entry in ENTRY_POINTS}
+    assert names <= listed, names - listed
+    covered = {(entry, kind) for entry, kind, _, _ in _entry_points().values()}
+    wanted = {(entry, kind) for entry, kinds in ENTRY_POINTS.items() for kind in kinds}
+    assert wanted == covered, wanted ^ covered

@@ -15,16 +15,17 @@ CHAR_LM = str(REPO / "examples" / "char_lm.py")
 TINY = ["--state", "32", "--embed", "16", "--seq-len", "32", "--sample-chars", "20"]
 
 
-def run(args, out: Path, torchrun_ranks: int = 0) -> str:
-    """Run the example on the CPU with `args`, writing to `out`; return its stdout."""
+def run(args, out: Path, torchrun_ranks: int = 0, fails: bool = False) -> str:
+    """Run the example on the CPU with `args`, writing to `out`; return its stdout (its stderr
+    where it `fails`, as it must then)."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(REPO))
     launcher = [sys.executable]
     if torchrun_ranks:
         launcher += ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(torchrun_ranks)]
     result = subprocess.run(launcher + [CHAR_LM, *TINY, *args, "--out", str(out)], env=env,
                             capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    assert (result.returncode != 0) == fails, result.stdout + result.stderr
+    return result.stderr if fails else result.stdout
 
 
 def checkpoint(out: Path) -> dict:
@@ -67,7 +68,10 @@ def test_resume_is_bit_identical(tmp_path):
     args = ["--layers", "2", "--batch", "4", "--eval-every", "3", "--dropout", "0.1"]
     run(args + ["--steps", "6"], tmp_path / "whole")
     run(args + ["--steps", "3"], tmp_path / "parts")
-    run(args + ["--steps", "6", "--resume"], tmp_path / "parts")
+    again = run(args + ["--steps", "3", "--resume"], tmp_path / "parts")
+    assert "resumed from step 3 of" in again and "nothing to train" in again, again
+    resumed = run(args + ["--steps", "6", "--resume"], tmp_path / "parts")
+    assert "resumed from step 3 of" in resumed and "training to step 6" in resumed, resumed
     whole, parts = checkpoint(tmp_path / "whole"), checkpoint(tmp_path / "parts")
     assert parts["step"] == whole["step"] == 6
     for name, tensor in whole["model"].items():
@@ -94,3 +98,28 @@ def test_two_ranks_equal_one_process_over_their_batch(tmp_path):
     differences = torch.cat([(ranks["model"][k] - one["model"][k]).abs().flatten() for k in one["model"]])
     assert (differences > 2e-5).float().mean() < 1e-3, differences.max()
     torch.testing.assert_close(ranks["history"]["train"], one["history"]["train"], rtol=1e-5, atol=0)
+
+
+@pytest.mark.slow
+def test_resume_without_a_checkpoint_says_so(tmp_path):
+    stderr = run(["--steps", "2", "--resume"], tmp_path, fails=True)
+    assert f"char_lm: --resume: no checkpoint at {tmp_path / 'checkpoint.pt'}" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("script", ["char_lm.py", "train_ddp.py"])
+def test_help_shows_the_defaults(script):
+    result = subprocess.run([sys.executable, str(REPO / "examples" / script), "--help"], capture_output=True,
+                            text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())  # as argparse wraps it to the terminal's width
+    assert ("--steps STEPS training steps (default: 30)" if script == "train_ddp.py"
+            else "losses.png (default: runs/char_lm)") in text, text
+
+
+def test_default_output_is_ignored_by_git():
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for path in ("runs/char_lm/checkpoint.pt", "examples/runs/char_lm/losses.png"):
+        ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", path])
+        assert ignored.returncode == 0, path

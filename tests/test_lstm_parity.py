@@ -293,10 +293,10 @@ B = 4
 MODULE_ERRORS = {
     "input features": ({}, (TIME, B, 4), None, None, RuntimeError,
                        "LLTMSequence(3, 5): input must have 3 features (input_features), got 4 (shape (6, 4, 4))"),
-    "input rank": ({}, (2, TIME, B, 3), None, None, ValueError,
+    "input rank": ({}, (2, TIME, B, 3), None, None, RuntimeError,
                    "LLTMSequence(3, 5): input must have shape (time, batch, input_features) or "
                    "(time, input_features), got (2, 6, 4, 3)"),
-    "input rank, batch first": ({"batch_first": True}, (3,), None, None, ValueError,
+    "input rank, batch first": ({"batch_first": True}, (3,), None, None, RuntimeError,
                                 "LLTMSequence(3, 5, batch_first=True): input must have shape "
                                 "(batch, time, input_features) or (time, input_features), got (3,)"),
     "the cell's state layout": ({}, (TIME, B, 3), ((B, 5), (B, 5)), None, RuntimeError,
@@ -334,6 +334,25 @@ def test_errors_name_the_module_and_its_terms(case):
         state = tuple(torch.randn(shape, dtype=torch.float64) for shape in state)
     with pytest.raises(error, match=re.escape(message)):
         module(torch.randn(input_shape, dtype=torch.float64), state, lengths)
+
+
+def test_bias_false_as_in_lstm(device):
+    """bias=False: nn.LSTM's parameters without its biases, and the output of a module whose
+    biases are zero; a one-layer module's state_dict loads into a cell without bias."""
+    options = {"num_layers": 2, "bidirectional": True, "dtype": torch.float64, "device": device}
+    module = lltm_jit.LLTMSequence(3, 5, bias=False, **options)
+    lstm = nn.LSTM(3, 5, bias=False, **options)
+    assert [n.replace("weights_", "") for n, _ in module.named_parameters()] == [
+        n.replace("weight_hh_", "").replace("weight_ih_", "") for n, _ in lstm.named_parameters()][::2]
+    assert repr(module) == "LLTMSequence(3, 5, num_layers=2, bias=False, bidirectional=True)"
+    with_bias = lltm_jit.LLTMSequence(3, 5, **options)
+    with torch.no_grad():
+        for name, p in with_bias.named_parameters():
+            p.copy_(getattr(module, name) if name.startswith("weights") else torch.zeros_like(p))
+    x = torch.randn(TIME, 2, 3, dtype=torch.float64, device=device)
+    assert torch.equal(module(x)[0], with_bias(x)[0])
+    cell = lltm_jit.LLTM(3, 5, bias=False)
+    cell.load_state_dict(lltm_jit.LLTMSequence(3, 5, bias=False).state_dict())
 
 
 def test_packed_input_carries_its_own_lengths():

@@ -117,16 +117,16 @@ def test_torch_compile_fullgraph_batched_and_unbatched():
 
 B = 4
 # (input shape, state shapes or a state, the error, its message): the module's own terms, the
-# types nn.LSTMCell raises in each case.
+# types of the rule in tests/test_errors.py.
 MODULE_ERRORS = {
     "input features": ((B, 5), None, RuntimeError,
                        "LLTM(3, 5): input must have 3 features (input_features), got 5 (shape (4, 5))"),
     "unbatched input features": ((4,), None, RuntimeError,
                                  "LLTM(3, 5): input must have 3 features (input_features), got 4 (shape (4,))"),
-    "input rank 3": ((2, B, 3), None, ValueError,
+    "input rank 3": ((2, B, 3), None, RuntimeError,
                      "LLTM(3, 5): input must have shape (batch, input_features) or (input_features,), "
                      "got (2, 4, 3)"),
-    "input rank 0": ((), None, ValueError, "input must have shape (batch, input_features) or"),
+    "input rank 0": ((), None, RuntimeError, "input must have shape (batch, input_features) or"),
     "h batch": ((B, 3), ((B + 1, 5), (B, 5)), RuntimeError,
                 "LLTM(3, 5): state's h must have shape (batch, state_size) = (4, 5), got (5, 5)"),
     "h state size": ((B, 3), ((B, 6), (B, 5)), RuntimeError,
@@ -178,3 +178,17 @@ def test_ddp_example_trains_two_ranks_in_step():
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "parameters identical on every rank: True" in result.stdout
+
+
+def test_bias_false_as_in_lstm_cell(device):
+    """bias=False: no bias parameter, in the state_dict or the gradients, as nn.LSTMCell; the cell
+    computes as one whose bias is zero, in whatever dtype and device the module is moved to."""
+    module = lltm_jit.LLTM(3, 5, bias=False).to(device=device, dtype=torch.float64)
+    assert module.bias is None and list(module.state_dict()) == ["weights"] and repr(module) == "LLTM(3, 5, bias=False)"
+    x = torch.randn(4, 3, device=device, dtype=torch.float64)
+    state = tuple(torch.randn(4, 5, device=device, dtype=torch.float64) for _ in range(2))
+    zero = torch.zeros(15, device=device, dtype=torch.float64)
+    for ours, ref in zip(module(x, state), lltm_jit.reference_lltm(x, module.weights, zero, *state), strict=True):
+        assert rel_err(ours, ref) < 1e-14
+    module(x)[0].sum().backward()
+    assert module.weights.grad is not None and torch.isfinite(module.weights.grad).all()

@@ -163,7 +163,7 @@ def test_opcheck(device):
             torch.library.opcheck(torch.ops.lltm_jit.backward.default, (*backward_op_args(args), mask))
 
 
-@pytest.mark.parametrize("mask", itertools.product([False, True], repeat=3), ids=str)
+@pytest.mark.parametrize("mask", list(itertools.product([False, True], repeat=3)), ids=str)
 def test_backward_output_mask(device, mask):
     """The backward operator returns None for the outputs its mask leaves out, and the others as
     with the full mask."""

@@ -1,20 +1,54 @@
-"""The README's examples run as written."""
+"""The front page's and the reference's examples run as written."""
 
 import re
 from pathlib import Path
 
+import pytest
 import torch
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_use_snippet_runs():
-    """The first Python block (the Use section) on whatever device this machine has."""
-    snippet = re.search(r"```python\n(.*?)```", README.read_text(), re.DOTALL).group(1)
+def run_python_blocks(path: Path) -> dict:
+    """Every ```python block of a Markdown file, in order, in one namespace, on whatever device this
+    machine has; returns the namespace."""
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
+    assert blocks, f"{path} has no python block"
     namespace = {}
-    exec(compile(snippet, str(README), "exec"), namespace)
-    assert namespace["h"].shape == namespace["c"].shape == (16, 128)
-    assert namespace["h1"].shape == (128,)
-    assert namespace["h_n1"].shape == (16, 128) and namespace["h_n"].shape == (4, 16, 128)  # the sequence lines
-    assert namespace["output"].data.shape[1] == 256
-    assert namespace["cell"].weights.grad is not None and torch.isfinite(namespace["cell"].weights.grad).all()
+    for block in blocks:
+        exec(compile(block, str(path), "exec"), namespace)
+    return namespace
+
+
+def test_front_page_snippet_runs():
+    ns = run_python_blocks(ROOT / "README.md")
+    assert ns["h"].shape == ns["c"].shape == (16, 128)
+    assert ns["output"].shape == (50, 16, 256) and ns["h_n"].shape == ns["c_n"].shape == (4, 16, 128)
+    for module in (ns["cell"], ns["layer"]):
+        for name, p in module.named_parameters():
+            assert p.grad is not None and torch.isfinite(p.grad).all() and p.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("page", ["cell.md", "sequences.md"])
+def test_reference_snippets_run(page):
+    ns = run_python_blocks(ROOT / "docs" / page)
+    if page == "cell.md":
+        assert ns["h"].shape == ns["c"].shape == (16, 128) and ns["h1"].shape == (128,)
+        assert ns["gates"].shape == (16, 3 * 128)
+    else:
+        assert ns["h_n1"].shape == (16, 128) and ns["h_n"].shape == (4, 16, 128)
+        assert ns["output"].data.shape[1] == 256  # packed: (sum of lengths, 2 * state_size)
+
+
+def test_front_page_fits_a_screenful_or_two():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 120
+
+
+def test_relative_links_resolve():
+    """Every relative link of the front page and docs/ names a file of the checkout (deployment.md
+    is written beside this work, in another branch)."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            if Path(target).name == "deployment.md" and not (page.parent / target).exists():
+                continue  # until the branch that writes it is merged
+            assert (page.parent / target).exists(), f"{page.name}: {target}"

@@ -5,7 +5,8 @@ import os
 
 import pytest
 import torch
-from helpers import DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, rel_err, requires_cuda
+from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, make_inputs, rel_err,
+                     requires_cuda)
 
 import lltm_jit
 from benchmarks import precision
@@ -25,23 +26,9 @@ def device(request, monkeypatch):
     return device
 
 
-def make_sequence(time, batch, features, state, *, dtype=torch.float64, device="cpu", seed=0,
-                  noncontiguous=False, requires_grad=True):
-    """Random (input (time, batch, features), weights, bias, h0, c0), never zeros."""
-    gen = torch.Generator().manual_seed(seed)
-
-    def rand(*shape):
-        if noncontiguous:  # every other element of the last dimension of a tensor twice as wide
-            return torch.randn(*shape[:-1], 2 * shape[-1], generator=gen, dtype=torch.float64)[..., ::2]
-        return torch.randn(*shape, generator=gen, dtype=torch.float64)
-
-    weights = rand(3 * state, state + features) / (state + features) ** 0.5
-    tensors = [rand(time, batch, features), weights, rand(3 * state), rand(batch, state), rand(batch, state)]
-    out = []
-    for t in tensors:
-        moved = torch.empty_strided(t.size(), t.stride(), device=device, dtype=dtype).copy_(t)
-        out.append(moved.requires_grad_(requires_grad))
-    return out
+def make_sequence(time, batch, features, state, **options):
+    """Random (input (time, batch, features), weights, bias, h0, c0), never zeros (make_inputs' options)."""
+    return make_inputs(batch, features, state, time=time, **options)
 
 
 def run(fn, args, lengths=None, batch_first=False, with_state=True, seed=1):
@@ -286,7 +273,7 @@ def backward_op_args(args, lengths=None):
     return [*grads, input, weights, h0, c0, lengths, output, gates, cells]
 
 
-@pytest.mark.parametrize("mask", itertools.product([False, True], repeat=3), ids=str)
+@pytest.mark.parametrize("mask", list(itertools.product([False, True], repeat=3)), ids=str)
 def test_backward_output_mask(device, mask):
     """The backward operator returns None for the outputs its mask leaves out, and the others as
     with the full mask."""
@@ -422,7 +409,11 @@ SHAPE_CASES = {
                         r"c0 must have shape .* = \(3, 6\), got \(3, 7\)"),
     "no weight rows, no state": (bad(1, torch.randn(0, 5, dtype=torch.float64), h0=None, c0=None),
                                  r"weights must have a non-empty first dimension, got shape \(0, 5\)"),
-    "weights features": (bad(1, torch.randn(18, 12, dtype=torch.float64)), r"weights must have shape .* = \(18, 11\)"),
+    "input features": (bad(1, torch.randn(18, 12, dtype=torch.float64)),
+                       r"input must have shape \(time, batch, input_features\) = \(4, 3, 6\) to match weights "
+                       r"\(18, 12\), got \(4, 3, 5\)"),
+    "weights no input columns": (bad(1, torch.randn(18, 6, dtype=torch.float64)),
+                                 r"weights must have shape .* = \(18, 11\), got \(18, 6\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
     "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
     "integer input": (bad(0, torch.ones(4, 3, 5, dtype=torch.long)), "input must be a floating-point tensor"),
