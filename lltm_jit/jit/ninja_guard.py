@@ -10,7 +10,8 @@ so that no compiler outlives the importer, however it ends:
 - ninja runs in a session of its own, so a Ctrl-C or a kill of the importer's process group
   reaches it only through this process; and it gets SIGTERM when this process dies, even by
   SIGKILL.
-- SIGINT, SIGTERM or SIGHUP here become SIGTERM to ninja, which stops its compilers and exits.
+- SIGINT, SIGTERM or SIGHUP here become SIGTERM to ninja, which stops its compilers and exits;
+  this process then exits with STOPPED, so that a stopped build never reads as a failed one.
 - ninja's output goes to this process's stdout and to BUILD_DIR/build.log.
 - ninja and its compilers write their files with a umask of 022, so that the cache's trust
   checks (cache.py) never meet a group-writable object or library.
@@ -28,6 +29,7 @@ import subprocess
 import sys
 
 PR_SET_PDEATHSIG = 1
+STOPPED = 128 + signal.SIGINT  # the exit status of a build stopped by a signal, as a shell's
 
 
 def die_with_parent(parent: int) -> None:
@@ -80,6 +82,8 @@ def main(importer: str, build_dir: str, ninja: str, *args: str) -> int:
                 except OSError:  # the importer is gone; keep the log going
                     echo = False
     code = build.wait()
+    if stopping:
+        return STOPPED
     return code if code >= 0 else 128 - code
 
 

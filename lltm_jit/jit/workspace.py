@@ -37,12 +37,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import env
+from . import env, ninja_guard
 from .cache import Cache, make_private, untrusted
 from .errors import CacheError
 from .spec import LD_FLAGS, BuildSpec
 
-GUARD = Path(__file__).resolve().parent / "ninja_guard.py"
+GUARD = Path(ninja_guard.__file__).resolve()
 
 
 class BuildFailed(Exception):
@@ -238,6 +238,10 @@ class Workspace:
             raise  # a KeyboardInterrupt above all: the build is stopped, the workspace kept
         if code != 0:
             self.wait_for_stop()
+            # A Ctrl-C reaches the guard and this process together; the guard can exit before
+            # this process runs its handler, and its build must not then read as failed.
+            if code == ninja_guard.STOPPED:
+                raise KeyboardInterrupt
             raise BuildFailed(log.read_text(errors="replace") if log.exists() else "")
 
     def wait_for_stop(self, timeout: float = 10.0) -> None:
