@@ -121,6 +121,26 @@ LLTM_CPU_CLONES void backward_row(const float* grad_h, const float* grad_cell,
   backward_row<float>(grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, state);
 }
 
+// A block of contiguous rows, one after the other.
+template <typename scalar_t>
+void forward_block(const scalar_t* gates, const scalar_t* old_cell, scalar_t* new_h, scalar_t* new_cell,
+                   int64_t rows, int64_t state) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const int64_t row = b * state;
+    forward_row(gates + 3 * row, old_cell + row, new_h + row, new_cell + row, state);
+  }
+}
+
+template <typename scalar_t>
+void backward_block(const scalar_t* grad_h, const scalar_t* grad_cell, const scalar_t* gates,
+                    const scalar_t* old_cell, scalar_t* d_gates, scalar_t* d_old_cell, int64_t rows, int64_t state) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const int64_t row = b * state;
+    backward_row(grad_h + row, grad_cell + row, gates + 3 * row, old_cell + row, d_gates + 3 * row,
+                 d_old_cell + row, state);
+  }
+}
+
 // Rows per parallel chunk: enough elements that a thread's share outweighs waking it.
 int64_t grain_rows(int64_t state) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(state, 1));
@@ -137,10 +157,8 @@ void forward(const Tensor& gates, const Tensor& old_cell, const Tensor& new_h, c
     scalar_t* h_out = new_h.data_ptr<scalar_t>();
     scalar_t* c_out = new_cell.data_ptr<scalar_t>();
     at::parallel_for(0, batch, grain_rows(state), [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const int64_t row = b * state;
-        forward_row(g + 3 * row, c + row, h_out + row, c_out + row, state);
-      }
+      const int64_t row = begin * state;
+      forward_block(g + 3 * row, c + row, h_out + row, c_out + row, end - begin, state);
     });
   });
 }
@@ -157,16 +175,34 @@ void backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates
     scalar_t* dg = d_gates.data_ptr<scalar_t>();
     scalar_t* dc = d_old_cell.data_ptr<scalar_t>();
     at::parallel_for(0, batch, grain_rows(state), [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const int64_t row = b * state;
-        backward_row(gh + row, gc + row, g + 3 * row, c + row, dg + 3 * row, dc + row, state);
-      }
+      const int64_t row = begin * state;
+      backward_block(gh + row, gc + row, g + 3 * row, c + row, dg + 3 * row, dc + row, end - begin, state);
     });
   });
   if (d_bias.defined()) {
     Tensor out = d_bias;  // a handle for sum_out, same storage
     aten::sum_out(out, d_gates, 0);
   }
+}
+
+void forward_rows(const float* gates, const float* old_cell, float* new_h, float* new_cell, int64_t rows,
+                  int64_t state) {
+  forward_block(gates, old_cell, new_h, new_cell, rows, state);
+}
+
+void forward_rows(const double* gates, const double* old_cell, double* new_h, double* new_cell, int64_t rows,
+                  int64_t state) {
+  forward_block(gates, old_cell, new_h, new_cell, rows, state);
+}
+
+void backward_rows(const float* grad_h, const float* grad_cell, const float* gates, const float* old_cell,
+                   float* d_gates, float* d_old_cell, int64_t rows, int64_t state) {
+  backward_block(grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, rows, state);
+}
+
+void backward_rows(const double* grad_h, const double* grad_cell, const double* gates, const double* old_cell,
+                   double* d_gates, double* d_old_cell, int64_t rows, int64_t state) {
+  backward_block(grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, rows, state);
 }
 
 std::tuple<Tensor, Tensor, Tensor> step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,

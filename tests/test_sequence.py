@@ -1,7 +1,10 @@
 """The sequence operator and module against a Python loop over the reference cell."""
 
+import ctypes
+import functools
 import itertools
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,16 +16,30 @@ from benchmarks.precision import NAMES
 from lltm_jit import lltm_sequence, reference_lltm_sequence
 
 # On CUDA the persistent kernels run where W_h fits in shared memory; LLTM_JIT_SEQUENCE_KERNEL=step
-# makes the per-step loop (one cuBLAS product per step) run instead.
-KERNELS = [("cpu", None), *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
+# makes the per-step loop (one cuBLAS product per step) run instead. On the CPU the products run
+# through the best BLAS that torch carries (float: MKL's packed GEMM, else sgemm_; double: dgemm_);
+# LLTM_JIT_CPU_RECURRENCE=gemm or aten lowers that to sgemm_ or to the ATen path (also the one for
+# lengths and where torch carries no BLAS).
+CPU_RECURRENCES = ("gemm", "aten")
+KERNELS = [("cpu", None), *[("cpu", k) for k in CPU_RECURRENCES],
+           *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
 
 
-@pytest.fixture(params=KERNELS, ids=lambda k: k[0] if k[1] is None else f"cuda-{k[1]}")
+@pytest.fixture(params=KERNELS, ids=lambda k: k[0] if k[1] is None else f"{k[0]}-{k[1]}")
 def device(request, monkeypatch):
     device, kernel = request.param
     if kernel == "step":
         monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    if kernel in CPU_RECURRENCES:
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", kernel)
     return device
+
+
+def skip_lesser_cpu_recurrences():
+    """For the tests of the op's registration and tracing rather than its arithmetic, which the
+    recurrence's products do not change: once on the CPU, in its default path."""
+    if os.environ.get("LLTM_JIT_CPU_RECURRENCE"):
+        pytest.skip("registration and tracing: checked in the CPU's default path")
 
 
 def make_sequence(time, batch, features, state, *, dtype=torch.float64, device="cpu", seed=0,
@@ -169,6 +186,42 @@ def test_default_state_is_no_tensor(device):
         assert backward["aten::mv"] == 0
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("recurrence", [None, "gemm"], ids=lambda r: r or "default")
+def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, monkeypatch):
+    """The CPU's BLAS paths run the steps with no ATen call: forward and backward over 9 steps make
+    the calls of 2 steps, where the ATen path (the contrast that shows the count sees the steps)
+    makes more. Half types run the recurrence in float, through the same path."""
+    def calls(time):
+        input, weights, bias, h0, c0 = make_sequence(time, 3, 4, 6, dtype=dtype, seed=5)
+        outputs = []
+        forward = aten_calls(lambda: outputs.append(lltm_sequence(input, weights, bias, (h0, c0))))
+        output, (h_n, c_n) = outputs[0]
+        backward = aten_calls(lambda: torch.autograd.grad((output.sum() + h_n.sum() + c_n.sum()),
+                                                          (input, weights, bias, h0, c0)))
+        return sum(forward.values()), sum(backward.values())
+
+    if recurrence is not None:
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
+    assert calls(9) == calls(2)
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "aten")
+    aten_forward, aten_backward = calls(9)
+    two_forward, two_backward = calls(2)
+    assert aten_forward > two_forward and aten_backward > two_backward
+
+
+def test_cpu_blas_is_the_best_that_torch_carries():
+    """The library finds torch's BLAS symbols from inside (dlsym in its own lookup scope): MKL's
+    packed GEMM where libtorch_cpu exports it (x86 wheels), else sgemm_, else none (ATen path)."""
+    library = ctypes.CDLL(lltm_jit.build_info()["library"])
+    library.lltm_jit_cpu_blas.restype = ctypes.c_char_p
+    torch_cpu = ctypes.CDLL(next(Path(torch.__file__).parent.glob("lib/libtorch_cpu.*")))
+    has = functools.partial(hasattr, torch_cpu)
+    packed = all(map(has, ("cblas_sgemm_pack_get_size", "cblas_sgemm_pack", "cblas_sgemm_compute")))
+    expected = "mkl-packed" if packed else "sgemm" if has("sgemm_") else "none"
+    assert library.lltm_jit_cpu_blas().decode() == expected
+
+
 def test_noncontiguous(device):
     assert_matches(make_sequence(5, 4, 6, 9, device=device, seed=4, noncontiguous=True))
 
@@ -212,6 +265,7 @@ def test_gradcheck(device):
 
 
 def test_opcheck(device):
+    skip_lesser_cpu_recurrences()
     for dtype in (torch.float64, torch.float32):
         args = make_sequence(4, 3, 5, 6, device=device, dtype=dtype)
         lengths = torch.tensor([4, 1, 0])
@@ -330,6 +384,7 @@ def test_gradients_autograd_grad_was_asked_for(device):
 
 
 def test_torch_compile_fullgraph(device):
+    skip_lesser_cpu_recurrences()
     torch._dynamo.reset()
     module = lltm_jit.LLTMSequence(5, 7, device=device, dtype=torch.float64)
     compiled = torch.compile(module, fullgraph=True)
