@@ -1,28 +1,32 @@
-// The CPU recurrence's products on raw pointers, through the BLAS that torch's libtorch_cpu carries,
-// looked up at run time (dlsym): torch exports no C++ API for it, and builds differ in what they
-// carry. The x86 wheels (MKL inside) have MKL's packed GEMM (cblas_sgemm_pack / _compute), which
-// packs W_h once for all the steps of a call, and the Fortran sgemm_ / dgemm_; other builds (ARM,
-// OpenBLAS) may have neither, and the sequence op then keeps its ATen path. Includes no torch
-// header: only the sequence's CPU backend uses it.
+// The CPU recurrence's products on raw pointers: C = A op(W), A a thread's few rows of the batch,
+// W one of the two blocks of W_h, prepared once per call for all the steps. Through an AVX-512
+// kernel of our own where the CPU has AVX-512, else through the BLAS that torch's libtorch_cpu
+// carries, looked up at run time (dlsym): torch exports no C++ API for it, and builds differ in
+// what they carry. The x86 wheels (MKL inside) have MKL's packed GEMM (cblas_sgemm_pack /
+// _compute) and the Fortran sgemm_ / dgemm_; other builds (ARM, OpenBLAS) may have neither, and
+// the sequence op then keeps its ATen path. Includes no torch header: only the sequence's CPU
+// backend uses it.
 #pragma once
 
 #include <cstdint>
 
 namespace lltm::cpu {
 
-// What the recurrence's products run through, best first.
-enum class Blas : int { kPacked, kGemm, kNone };
+// What the recurrence's products run through, best first: our AVX-512 kernel, MKL's packed GEMM
+// (float only), the BLAS's gemm, none (the ATen path).
+enum class Blas : int { kAvx512, kPacked, kGemm, kNone };
 
-// The best this process has for float or double (is_double), lowered where
-// LLTM_JIT_CPU_RECURRENCE asks for a lesser one ("packed", "gemm" or "aten"; read at each call,
-// for tests and benchmarks), and kNone where a dimension exceeds the 32-bit BLAS interface.
+// The best this process has for float or double (is_double), at or below the one that
+// LLTM_JIT_CPU_RECURRENCE names ("avx512", "packed", "gemm" or "aten"; read at each call, for
+// tests and benchmarks); the BLAS only where every dimension fits its 32-bit interface.
 Blas recurrence_blas(bool is_double, int64_t largest_dimension);
 
 // C (m x n) = A (m x k) op(W) (+ C where accumulate), all row-major with leading dimensions:
-// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (packed, for
-// kPacked) and read by every call, from any thread, for any m. blas: kPacked or kGemm; kPacked is for float only. (MKL
-// advises packing with as many threads as compute; that is for speed, and setting it here through
-// mkl_set_num_threads_local is not possible: torch's build exports that name as the Fortran entry.)
+// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (copied into
+// panels for kAvx512, packed for kPacked) and read by every call, from any thread, for any m.
+// blas: one that recurrence_blas returned. (MKL advises packing with as many threads as compute;
+// that is for speed, and setting it here through mkl_set_num_threads_local is not possible:
+// torch's build exports that name as the Fortran entry.)
 template <typename T>
 class RecurrentProduct {
  public:
@@ -36,12 +40,13 @@ class RecurrentProduct {
  private:
   Blas blas_;
   const T* w_;
-  int ld_, n_, k_;
+  int64_t ld_, n_, k_;
   bool transposed_;
-  void* packed_ = nullptr;  // kPacked: MKL's packed copy of op(W)
+  void* packed_ = nullptr;  // kAvx512: op(W) in panels; kPacked: MKL's packed copy of it
 };
 
 }  // namespace lltm::cpu
 
-// For tests and bench records: "mkl-packed", "sgemm" or "none", what float32 gets here by default.
-extern "C" const char* lltm_jit_cpu_blas();
+// For tests and bench records: what float32 runs through here by default, "avx512", "mkl-packed",
+// "sgemm" or "aten".
+extern "C" const char* lltm_jit_cpu_recurrence();

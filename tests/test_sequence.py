@@ -16,10 +16,10 @@ from benchmarks.precision import NAMES
 from lltm_jit import lltm_sequence, reference_lltm_sequence
 
 # On CUDA the persistent kernels run where W_h fits in shared memory; LLTM_JIT_SEQUENCE_KERNEL=step
-# makes the per-step loop (one cuBLAS product per step) run instead. On the CPU the products run
-# through the best BLAS that torch carries (float: MKL's packed GEMM, else sgemm_; double: dgemm_);
-# LLTM_JIT_CPU_RECURRENCE=gemm or aten lowers that to sgemm_ or to the ATen path (also the one for
-# lengths and where torch carries no BLAS).
+# makes the per-step loop (one cuBLAS product per step) run instead. On the CPU the recurrence's
+# products run through our AVX-512 kernel where the CPU has it, else through the best BLAS that
+# torch carries (MKL's packed GEMM for float, else the BLAS's gemm); LLTM_JIT_CPU_RECURRENCE=gemm
+# or aten lowers that to the BLAS's gemm or to the ATen path (also the one for lengths).
 CPU_RECURRENCES = ("gemm", "aten")
 KERNELS = [("cpu", None), *[("cpu", k) for k in CPU_RECURRENCES],
            *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
@@ -187,7 +187,7 @@ def test_default_state_is_no_tensor(device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("recurrence", [None, "gemm"], ids=lambda r: r or "default")
+@pytest.mark.parametrize("recurrence", [None, "packed", "gemm"], ids=lambda r: r or "default")
 def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, monkeypatch):
     """The CPU's BLAS paths run the steps with no ATen call: forward and backward over 9 steps make
     the calls of 2 steps, where the ATen path (the contrast that shows the count sees the steps)
@@ -210,16 +210,32 @@ def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, monkeypat
     assert aten_forward > two_forward and aten_backward > two_backward
 
 
-def test_cpu_blas_is_the_best_that_torch_carries():
-    """The library finds torch's BLAS symbols from inside (dlsym in its own lookup scope): MKL's
-    packed GEMM where libtorch_cpu exports it (x86 wheels), else sgemm_, else none (ATen path)."""
+@pytest.mark.parametrize("recurrence", ["avx512", "packed", "gemm", "aten"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cpu_float32_matches_reference(recurrence, shape, monkeypatch):
+    """float32 through each of the CPU's paths (the float64 tests see the AVX-512 kernel and the
+    BLAS's dgemm, not MKL's packed GEMM), against the float64 reference: the shapes leave partial
+    tiles of rows (8) and columns (32)."""
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
+    args64 = make_sequence(*shape, seed=11)
+    args = [a.detach().float().requires_grad_() for a in args64]
+    for name, a, b in zip(NAMES, run(lltm_sequence, args), run(reference_lltm_sequence, args64)):
+        assert rel_err(a, b) < 2e-5, name
+
+
+def test_cpu_recurrence_is_the_best_here():
+    """The library finds what it looks for from inside (the CPU's features; dlsym in its own lookup
+    scope): float runs our AVX-512 kernel where the CPU has AVX-512, else MKL's packed GEMM where
+    libtorch_cpu exports it (x86 wheels), else sgemm_, else the ATen path."""
     library = ctypes.CDLL(lltm_jit.build_info()["library"])
-    library.lltm_jit_cpu_blas.restype = ctypes.c_char_p
+    library.lltm_jit_cpu_recurrence.restype = ctypes.c_char_p
     torch_cpu = ctypes.CDLL(next(Path(torch.__file__).parent.glob("lib/libtorch_cpu.*")))
     has = functools.partial(hasattr, torch_cpu)
     packed = all(map(has, ("cblas_sgemm_pack_get_size", "cblas_sgemm_pack", "cblas_sgemm_compute")))
-    expected = "mkl-packed" if packed else "sgemm" if has("sgemm_") else "none"
-    assert library.lltm_jit_cpu_blas().decode() == expected
+    cpuinfo = Path("/proc/cpuinfo")
+    avx512 = cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
+    expected = "avx512" if avx512 else "mkl-packed" if packed else "sgemm" if has("sgemm_") else "aten"
+    assert library.lltm_jit_cpu_recurrence().decode() == expected
 
 
 def test_noncontiguous(device):
