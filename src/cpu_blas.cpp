@@ -27,10 +27,11 @@ namespace {
 // 16 x 32 x 128 on 2 threads), where MKL's sgemm and packed GEMM ran at 51-70 GFLOP/s a core on
 // this machine (AMD EPYC, AVX-512) and this kernel at 105-113 (benchmarks/NOTES.md).
 //
-// op(W) is copied once per call into panels of two vectors' width (32 floats or 16 doubles), each
-// k x panel contiguous and zero-padded past n; a tile of up to 8 rows of C by one panel stays in 16
-// of the 32 vector registers through the whole k loop (two panel loads and 8 broadcasts of A per
-// k for 16 FMAs). Panels outside, rows inside: a panel (k x 128 bytes) stays in L1/L2 for every row.
+// A tile of up to 8 rows of C by 32 floats (16 doubles) stays in 16 of the 32 vector registers
+// through the whole k loop: two loads of B's row and 8 broadcasts of A per k for 16 FMAs. Columns
+// outside, rows inside: a column block of B (k x 128 bytes) stays in L1/L2 for every row. B is read
+// in place where its rows run along n (the backward's W_h; the step's weights and state); W_h^T, the
+// forward's, is copied once per call.
 #define LLTM_AVX512 __attribute__((target("avx512f,fma")))
 
 template <typename T>
@@ -47,8 +48,8 @@ LLTM_AVX512 inline __m512 zero_vec(float) { return _mm512_setzero_ps(); }
 LLTM_AVX512 inline __m512d zero_vec(double) { return _mm512_setzero_pd(); }
 LLTM_AVX512 inline __m512 load(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
 LLTM_AVX512 inline __m512d load(const double* p, __mmask8 k) { return _mm512_maskz_loadu_pd(k, p); }
-LLTM_AVX512 inline __m512 load_aligned(const float* p) { return _mm512_load_ps(p); }
-LLTM_AVX512 inline __m512d load_aligned(const double* p) { return _mm512_load_pd(p); }
+LLTM_AVX512 inline __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+LLTM_AVX512 inline __m512d load(const double* p) { return _mm512_loadu_pd(p); }
 LLTM_AVX512 inline void store(float* p, __mmask16 k, __m512 v) { _mm512_mask_storeu_ps(p, k, v); }
 LLTM_AVX512 inline void store(double* p, __mmask8 k, __m512d v) { _mm512_mask_storeu_pd(p, k, v); }
 LLTM_AVX512 inline __m512 broadcast(float x) { return _mm512_set1_ps(x); }
@@ -56,19 +57,22 @@ LLTM_AVX512 inline __m512d broadcast(double x) { return _mm512_set1_pd(x); }
 LLTM_AVX512 inline __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
 LLTM_AVX512 inline __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
 
-// C (rows x the panel's columns, masked: lo and hi the two vectors') (+)= A (rows x k) panel.
-template <int rows, typename T>
-LLTM_AVX512 void tile(const T* a, int64_t lda, const T* panel, int64_t k, T* c, int64_t ldc, Mask<T> lo, Mask<T> hi,
-                      bool accumulate) {
+// C (rows x the block's columns, masked: lo and hi the two vectors') (+)= A (rows x k) B, where A's
+// element (r, i) is a[r * a_row + i * a_col] and B's row i starts at b + i * ldb. B's loads are
+// masked in the last block only (`full` false): masked loads made the kernel 2.6x slower here.
+template <int rows, bool full, typename T>
+LLTM_AVX512 void tile(const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t ldb, int64_t k, T* c,
+                      int64_t ldc, Mask<T> lo, Mask<T> hi, bool accumulate) {
   Vec<T> c0[rows], c1[rows];
   for (int r = 0; r < rows; ++r) {
     c0[r] = accumulate ? load(c + r * ldc, lo) : zero_vec(T());
     c1[r] = accumulate ? load(c + r * ldc + kLanes<T>, hi) : zero_vec(T());
   }
   for (int64_t i = 0; i < k; ++i) {
-    const Vec<T> b0 = load_aligned(panel + i * kPanel<T>), b1 = load_aligned(panel + i * kPanel<T> + kLanes<T>);
+    const Vec<T> b0 = full ? load(b + i * ldb) : load(b + i * ldb, lo);
+    const Vec<T> b1 = full ? load(b + i * ldb + kLanes<T>) : load(b + i * ldb + kLanes<T>, hi);
     for (int r = 0; r < rows; ++r) {
-      const Vec<T> x = broadcast(a[r * lda + i]);
+      const Vec<T> x = broadcast(a[r * a_row + i * a_col]);
       c0[r] = fma(x, b0, c0[r]);
       c1[r] = fma(x, b1, c1[r]);
     }
@@ -80,27 +84,21 @@ LLTM_AVX512 void tile(const T* a, int64_t lda, const T* panel, int64_t k, T* c, 
 }
 
 template <typename T>
-using Tile = void (*)(const T*, int64_t, const T*, int64_t, T*, int64_t, Mask<T>, Mask<T>, bool);
-template <typename T>
-constexpr Tile<T> kTiles[kTileRows + 1] = {nullptr,     tile<1, T>, tile<2, T>, tile<3, T>, tile<4, T>,
-                                           tile<5, T>, tile<6, T>, tile<7, T>, tile<8, T>};
+using Tile = void (*)(const T*, int64_t, int64_t, const T*, int64_t, int64_t, T*, int64_t, Mask<T>, Mask<T>, bool);
+template <bool full, typename T>
+constexpr Tile<T> kTiles[kTileRows + 1] = {nullptr,
+                                           tile<1, full, T>,
+                                           tile<2, full, T>,
+                                           tile<3, full, T>,
+                                           tile<4, full, T>,
+                                           tile<5, full, T>,
+                                           tile<6, full, T>,
+                                           tile<7, full, T>,
+                                           tile<8, full, T>};
 
 template <typename T>
 Mask<T> first_lanes(int64_t count) {
   return count >= kLanes<T> ? Mask<T>(~Mask<T>(0)) : count <= 0 ? Mask<T>(0) : Mask<T>((1u << count) - 1);
-}
-
-template <typename T>
-void panels_product(const T* a, int64_t lda, int64_t m, const T* panels, int64_t n, int64_t k, T* c, int64_t ldc,
-                    bool accumulate) {
-  for (int64_t p = 0; p * kPanel<T> < n; ++p) {
-    const int64_t first = p * kPanel<T>, columns = std::min<int64_t>(kPanel<T>, n - first);
-    const Mask<T> lo = first_lanes<T>(columns), hi = first_lanes<T>(columns - kLanes<T>);
-    for (int64_t r = 0; r < m; r += kTileRows) {
-      kTiles<T>[std::min<int64_t>(kTileRows, m - r)](a + r * lda, lda, panels + first * k, k, c + r * ldc + first,
-                                                     ldc, lo, hi, accumulate);
-    }
-  }
 }
 
 bool has_avx512() {
@@ -110,6 +108,31 @@ bool has_avx512() {
 #else
 bool has_avx512() { return false; }
 #endif
+
+}  // namespace
+
+template <typename T>
+void avx512_product(const T* a, int64_t a_row, int64_t a_col, int64_t m, const T* b, int64_t ldb, int64_t n,
+                    int64_t k, T* c, int64_t ldc, bool accumulate) {
+#if LLTM_HAS_AVX512_KERNEL
+  for (int64_t first = 0; first < n; first += kPanel<T>) {
+    const int64_t columns = std::min<int64_t>(kPanel<T>, n - first);
+    const Mask<T> lo = first_lanes<T>(columns), hi = first_lanes<T>(columns - kLanes<T>);
+    for (int64_t r = 0; r < m; r += kTileRows) {
+      const Tile<T>* tiles = columns == kPanel<T> ? kTiles<true, T> : kTiles<false, T>;
+      tiles[std::min<int64_t>(kTileRows, m - r)](a + r * a_row, a_row, a_col, b + first, ldb, k,
+                                                     c + r * ldc + first, ldc, lo, hi, accumulate);
+    }
+  }
+#endif
+}
+
+template void avx512_product(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                             float*, int64_t, bool);
+template void avx512_product(const double*, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                             double*, int64_t, bool);
+
+namespace {
 
 // CBLAS's enumerations, as mkl_cblas.h numbers them (torch ships no MKL header).
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kPackedOperand = 151, kBMatrix = 162;
@@ -185,22 +208,16 @@ Blas recurrence_blas(bool is_double, int64_t largest_dimension) {
 template <typename T>
 RecurrentProduct<T>::RecurrentProduct(Blas blas, const T* w, int64_t ld, bool transposed, int64_t n, int64_t k)
     : blas_(blas), w_(w), ld_(ld), n_(n), k_(k), transposed_(transposed) {
-#if LLTM_HAS_AVX512_KERNEL
   if (blas_ == Blas::kAvx512) {
-    const int64_t panels = (n + kPanel<T> - 1) / kPanel<T>;
-    T* out = static_cast<T*>(packed_ = std::aligned_alloc(64, panels * k * kPanel<T> * sizeof(T)));
+    if (!transposed) return;  // W (k x n) is read in place
+    // W^T (k x n), row-major: what the kernel reads.
+    T* out = static_cast<T*>(packed_ = std::aligned_alloc(64, (k * n * sizeof(T) + 63) / 64 * 64));
     if (out == nullptr) throw std::bad_alloc();
-    for (int64_t p = 0; p < panels; ++p) {
-      for (int64_t i = 0; i < k; ++i) {
-        for (int64_t j = 0; j < kPanel<T>; ++j) {
-          const int64_t column = p * kPanel<T> + j;  // of op(W) (k x n)
-          *out++ = column >= n ? T(0) : transposed ? w[column * ld + i] : w[i * ld + column];
-        }
-      }
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = w[j * ld + i];
     }
     return;
   }
-#endif
   if constexpr (std::is_same_v<T, float>) {
     if (blas_ != Blas::kPacked) return;
     const Symbols& s = symbols();
@@ -220,11 +237,10 @@ RecurrentProduct<T>::~RecurrentProduct() {
 template <typename T>
 void RecurrentProduct<T>::operator()(const T* a, int64_t lda, int64_t m, T* c, int64_t ldc, bool accumulate) const {
   if (m == 0 || n_ == 0) return;
-#if LLTM_HAS_AVX512_KERNEL
   if (blas_ == Blas::kAvx512) {
-    return panels_product(a, lda, m, static_cast<const T*>(packed_), n_, k_, c, ldc, accumulate);
+    const T* b = transposed_ ? static_cast<const T*>(packed_) : w_;
+    return avx512_product(a, lda, 1, m, b, transposed_ ? n_ : ld_, n_, k_, c, ldc, accumulate);
   }
-#endif
   const int rows = static_cast<int>(m), n = static_cast<int>(n_), k = static_cast<int>(k_);
   const int ld = static_cast<int>(ld_), a_ld = static_cast<int>(lda), c_ld = static_cast<int>(ldc);
   const T beta = accumulate ? T(1) : T(0);
@@ -249,6 +265,10 @@ void RecurrentProduct<T>::operator()(const T* a, int64_t lda, int64_t m, T* c, i
 template class RecurrentProduct<float>;
 template class RecurrentProduct<double>;
 
+}  // namespace lltm::cpu
+
+namespace lltm::cpu {
+bool has_avx512_kernel() { return has_avx512(); }
 }  // namespace lltm::cpu
 
 const char* lltm_jit_cpu_recurrence() {

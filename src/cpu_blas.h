@@ -22,8 +22,8 @@ enum class Blas : int { kAvx512, kPacked, kGemm, kNone };
 Blas recurrence_blas(bool is_double, int64_t largest_dimension);
 
 // C (m x n) = A (m x k) op(W) (+ C where accumulate), all row-major with leading dimensions:
-// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (copied into
-// panels for kAvx512, packed for kPacked) and read by every call, from any thread, for any m.
+// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (W^T copied
+// for kAvx512, packed for kPacked) and read by every call, from any thread, for any m.
 // blas: one that recurrence_blas returned. (MKL advises packing with as many threads as compute;
 // that is for speed, and setting it here through mkl_set_num_threads_local is not possible:
 // torch's build exports that name as the Fortran entry.)
@@ -44,6 +44,16 @@ class RecurrentProduct {
   bool transposed_;
   void* packed_ = nullptr;  // kAvx512: op(W) in panels; kPacked: MKL's packed copy of it
 };
+
+// Whether avx512_product can run here (x86 with AVX-512).
+bool has_avx512_kernel();
+
+// Our AVX-512 kernel on its own: C (m x n, ldc) = A B (+ C where accumulate), with A's element
+// (r, i) at a[r * a_row + i * a_col] (a_col > 1: A stored transposed) and B (k x n) row-major
+// with ldb. Where has_avx512_kernel() only.
+template <typename T>
+void avx512_product(const T* a, int64_t a_row, int64_t a_col, int64_t m, const T* b, int64_t ldb, int64_t n,
+                    int64_t k, T* c, int64_t ldc, bool accumulate);
 
 }  // namespace lltm::cpu
 
