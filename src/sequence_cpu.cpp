@@ -209,6 +209,59 @@ void in_float(Recurrence& r) {
   }
 }
 
+// The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
+// threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
+// with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
+// (up to 2^28 FLOP for d_weights): the kernel does not block the depth for the caches, and re-reads
+// d_gates for every block of 32 columns; at 64 x 256 x 512 that made the backward 283 ms against
+// MKL's 188. At 16 x 32 x 128, T = 64, it is 9% faster than MKL (2.52 against 2.78 ms fwd+bwd).
+std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                       const Tensor& weights, const Tensor& h0, const Tensor& output,
+                                       bool want_input, bool want_weights) {
+  const auto type = d_gates.scalar_type();
+  const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
+  const bool ours = (type == at::kFloat || type == at::kDouble) && flops <= (int64_t{1} << 28) &&
+                    cpu::recurrence_blas(type == at::kDouble, 0) == Blas::kAvx512;
+  if (!ours) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
+  const Tensor x = input.contiguous(), w = weights.contiguous();
+  Tensor d_input = want_input ? input.new_empty({s.time, s.batch, F}) : Tensor();
+  Tensor d_weights = want_weights ? d_gates.new_empty({G, W}) : Tensor();
+  dispatch(type, "lltm_sequence_backward_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T* dg = d_gates.const_data_ptr<T>();
+      if (want_input) {
+        T* out = d_input.data_ptr<T>();
+        const T* w_x = w.const_data_ptr<T>() + S;
+        at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+          cpu::avx512_product(dg + begin * G, G, 1, end - begin, w_x, W, F, G, out + begin * F, F, false);
+        });
+      }
+      if (want_weights) {
+        T* out = d_weights.data_ptr<T>();
+        const T* xp = x.const_data_ptr<T>();
+        const T* later = output.const_data_ptr<T>();  // h before steps 1..time-1
+        at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
+          const int64_t m = end - begin;
+          T* d_w = out + begin * W;
+          // d_gates^T read transposed: element (r, i) at dg[i * G + r].
+          cpu::avx512_product(dg + begin, 1, G, m, xp, F, F, rows, d_w + S, W, false);
+          if (h0.defined() && s.time > 0) {
+            cpu::avx512_product(dg + begin, 1, G, m, h0.const_data_ptr<T>(), S, S, s.batch, d_w, W, false);
+          } else {
+            for (int64_t r = 0; r < m; ++r) std::fill(d_w + r * W, d_w + r * W + S, T(0));
+          }
+          if (s.time > 1) {
+            cpu::avx512_product(dg + begin + s.batch * G, 1, G, m, later, S, S, rows - s.batch, d_w, W, true);
+          }
+        });
+      }
+    }
+  });
+  return {d_input, d_weights};
+}
+
 constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
 constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
 
@@ -225,8 +278,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_backward(
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
     std::array<bool, 3> output_mask) {
-  return lltm::sequence_backward<rounded_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
-                                                   output, gates, cells, output_mask);
+  return lltm::sequence_backward<rounded_backward, cpu_products>(grad_output, grad_h_n, grad_c_n, input, weights, h0,
+                                                                 c0, lengths, output, gates, cells, output_mask);
 }
 
 }  // namespace lltm
