@@ -4,8 +4,8 @@
 // carries, looked up at run time (dlsym): torch exports no C++ API for it, and builds differ in
 // what they carry. The x86 wheels (MKL inside) have MKL's packed GEMM (cblas_sgemm_pack /
 // _compute) and the Fortran sgemm_ / dgemm_; other builds (ARM, OpenBLAS) may have neither, and
-// the sequence op then keeps its ATen path. Includes no torch header: only the sequence's CPU
-// backend uses it.
+// the sequence op then keeps its ATen path. The kernel also serves the small products of the step
+// backward and of the sequence after its recurrence (avx512_product). Includes no torch header.
 #pragma once
 
 #include <cstdint>
