@@ -271,9 +271,11 @@ def test_backward_twice_with_retain_graph(device):
         assert torch.equal(a, b)
 
 
-def test_gradcheck(device):
+@pytest.mark.parametrize("with_lengths", [True, False], ids=["lengths", "full length"])
+def test_gradcheck(device, with_lengths):
+    """With lengths, and without them (on the CPU the row-block loop, not the ATen loop)."""
     args = make_sequence(4, 3, 2, 3, device=device, seed=7)
-    lengths = torch.tensor([4, 0, 2])
+    lengths = torch.tensor([4, 0, 2]) if with_lengths else None
 
     def fn(*a):
         output, (h_n, c_n) = lltm_sequence(a[0], a[1], a[2], (a[3], a[4]), lengths=lengths)
