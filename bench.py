@@ -60,7 +60,7 @@ DEFAULT_PLANS = {
         "cuda": ["16x32x128,256x512x1024,1024x1024x1024,4096x1024x1024:float32,bfloat16"],
     },
     "sequence": {
-        "cpu": ["16x32x128,64x256x512:float32"],
+        "cpu": ["16x32x128,64x256x512:float32", "16x32x128:bfloat16"],
         "cuda": ["16x32x128,64x256x512,256x512x1024:float32", "256x512x1024:bfloat16"],
     },
 }

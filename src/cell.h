@@ -9,6 +9,7 @@
 
 #include <array>
 #include <tuple>
+#include <utility>
 
 namespace lltm {
 
@@ -73,10 +74,22 @@ inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const
   return d_gates.t().mm(aten::cat(old_h, input, 1));
 }
 
+// The backward's products from d_gates: d_weights where want_weights, d_[old_h, input] = d_gates
+// weights where want_old_h_input (each undefined otherwise). ATen's here; a backend may supply
+// its own (the CPU's, on raw pointers).
+using StepProducts = std::pair<Tensor, Tensor> (*)(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
+                                                   const Tensor& weights, bool want_weights, bool want_old_h_input);
+
+inline std::pair<Tensor, Tensor> aten_step_products(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
+                                                    const Tensor& weights, bool want_weights, bool want_old_h_input) {
+  return {want_weights ? weights_gradient(d_gates, old_h, input) : Tensor(),
+          want_old_h_input ? d_gates.mm(weights) : Tensor()};
+}
+
 // Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
 // (3 * state_size,)) and old_cell; output_mask says which of the first three to compute (the
 // others are undefined).
-template <FusedBackward fused>
+template <FusedBackward fused, StepProducts products = aten_step_products>
 std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, const Tensor& grad_cell,
                                                          const Tensor& input, const Tensor& weights,
                                                          const Tensor& old_h, const Tensor& gates,
@@ -102,8 +115,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
   Tensor d_bias = want_bias ? gates.new_empty({3 * s.state}) : Tensor();
   fused(grad_h.contiguous(), grad_cell.contiguous(), gates.contiguous(), old_cell.contiguous(), d_gates,
         d_old_cell, d_bias);
-  const Tensor d_weights = want_weights ? weights_gradient(d_gates, old_h, input) : Tensor();
-  const Tensor d_old_h_input = want_old_h_input ? d_gates.mm(weights) : Tensor();
+  const auto [d_weights, d_old_h_input] = products(d_gates, old_h, input, weights, want_weights, want_old_h_input);
   return {d_old_h_input, d_weights, d_bias, d_old_cell};
 }
 

@@ -16,4 +16,15 @@ void backward(const at::Tensor& grad_h, const at::Tensor& grad_cell, const at::T
               const at::Tensor& old_cell, const at::Tensor& d_gates, const at::Tensor& d_old_cell,
               const at::Tensor& d_bias);
 
+// The same on raw rows (rows x state elements) on the calling thread, for a caller that runs its
+// own threads (the sequence's recurrence); float and double, the types the recurrence runs in.
+void forward_rows(const float* gates, const float* old_cell, float* new_h, float* new_cell, int64_t rows,
+                  int64_t state);
+void forward_rows(const double* gates, const double* old_cell, double* new_h, double* new_cell, int64_t rows,
+                  int64_t state);
+void backward_rows(const float* grad_h, const float* grad_cell, const float* gates, const float* old_cell,
+                   float* d_gates, float* d_old_cell, int64_t rows, int64_t state);
+void backward_rows(const double* grad_h, const double* grad_cell, const double* gates, const double* old_cell,
+                   double* d_gates, double* d_old_cell, int64_t rows, int64_t state);
+
 }  // namespace lltm::cpu

@@ -162,11 +162,26 @@ inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_
   return d_weights;
 }
 
+// The products after the recurrence: d_input (time, batch, features) = d_gates W_x where
+// want_input, d_weights where want_weights (each undefined otherwise). ATen's here; a backend may
+// supply its own (the CPU's, on raw pointers).
+using SequenceProducts = std::pair<Tensor, Tensor> (*)(const SequenceSizes& s, const Tensor& d_gates,
+                                                       const Tensor& input, const Tensor& weights, const Tensor& h0,
+                                                       const Tensor& output, bool want_input, bool want_weights);
+
+inline std::pair<Tensor, Tensor> aten_sequence_products(const SequenceSizes& s, const Tensor& d_gates,
+                                                        const Tensor& input, const Tensor& weights, const Tensor& h0,
+                                                        const Tensor& output, bool want_input, bool want_weights) {
+  return {want_input ? d_gates.mm(weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
+                     : Tensor(),
+          want_weights ? sequence_weights_gradient(s, d_gates, input, h0, output) : Tensor()};
+}
+
 // Returns the gradients of input, weights, bias (as (3 * state_size,)), h0 and c0; output_mask
 // says which of the first three to compute (the others are undefined). Overwrites `gates` with
 // its gradients: the autograd node hands over its saved pre-activations when it will not need
 // them again, which spares the backward a (time, batch, 3 * state) buffer.
-template <RecurrenceBackward recurrence>
+template <RecurrenceBackward recurrence, SequenceProducts products = aten_sequence_products>
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     const std::optional<Tensor>& grad_output, const std::optional<Tensor>& grad_h_n,
     const std::optional<Tensor>& grad_c_n, const Tensor& input, const Tensor& weights,
@@ -206,10 +221,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
 
   // With the gate gradients of every step: the input and weight gradients in a few products.
   const Tensor d_gates = gates.view({s.time * s.batch, 3 * s.state});
-  const Tensor d_input =
-      want_input ? d_gates.mm(weights.narrow(1, s.state, s.features)).view({s.time, s.batch, s.features})
-                 : Tensor();
-  const Tensor d_weights = want_weights ? sequence_weights_gradient(s, d_gates, input, r.h0, output) : Tensor();
+  const auto [d_input, d_weights] = products(s, d_gates, input, weights, r.h0, output, want_input, want_weights);
   // d_bias as a product with ones rather than at::sum over the rows: on CUDA the sum stages its
   // partial sums in a buffer of about two thirds of d_gates' size.
   if (want_bias && !r.bias_summed) aten::mv_out(r.d_bias, d_gates.t(), d_gates.new_ones({s.time * s.batch}));

@@ -1,11 +1,123 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
-// pass (the cell's, cell_cpu.h) per step each way.
+// pass (the cell's, cell_cpu.h) per step each way. The products run on raw pointers through the
+// BLAS inside torch (cpu_blas.h) where it has one, with no ATen call inside the loop; through ATen
+// otherwise, and where lengths are given.
 #include "cell_cpu.h"
+#include "cpu_blas.h"
 #include "kernels.h"
 #include "sequence.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstring>
+
 namespace lltm {
 namespace {
+
+using cpu::Blas;
+using cpu::RecurrentProduct;
+
+// Calls f(begin, end) for blocks of the batch's rows, one block a thread, each through every step:
+// a row's recurrence reads only its own h and c, so the threads never wait for each other within a
+// call. MKL, called inside the parallel region, runs each product on the calling thread; a single
+// block (one thread, or one row) runs outside it, where MKL may use its own threads.
+template <typename F>
+void over_row_blocks(int64_t batch, const F& f) {
+  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
+  at::parallel_for(0, batch, (batch + threads - 1) / threads, f);
+}
+
+template <typename T>
+T* rows_of(const Tensor& t, int64_t offset) {
+  return t.data_ptr<T>() + offset;
+}
+
+// The forward on raw pointers. gates holds the input projection; without cells, the new cell
+// state goes to two buffers in turn (the fused pass may not write over the state it reads).
+template <typename T>
+void blas_forward(Recurrence& r, Blas blas) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch;
+  // gates += h W_h^T, W_h the first S columns of weights (3S x (S + F)).
+  const Tensor weights = r.weights.contiguous();
+  const RecurrentProduct<T> product(blas, weights.const_data_ptr<T>(), S + s.features, /*transposed=*/true, 3 * S, S);
+  project_input(r);
+  const bool keep = r.cells.defined();
+  const Tensor c0 = r.c0.defined() ? r.c0 : r.c_n.new_zeros(r.c_n.sizes());
+  const Tensor buffers = keep ? Tensor() : r.c_n.new_empty({2, B, S});
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    const T* h = r.h0.defined() ? rows_of<T>(r.h0, begin * S) : nullptr;  // nullptr: zeros
+    const T* c = rows_of<T>(c0, begin * S);
+    for (int64_t t = 0; t < s.time; ++t) {
+      T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
+      T* output = rows_of<T>(r.output, (t * B + begin) * S);
+      T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
+      if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
+      cpu::forward_rows(gates, c, output, new_c, m, S);
+      h = output;
+      c = new_c;
+    }
+    if (h == nullptr) {  // no steps from a zero state
+      std::memset(rows_of<T>(r.h_n, begin * S), 0, m * S * sizeof(T));
+    } else {
+      std::memcpy(rows_of<T>(r.h_n, begin * S), h, m * S * sizeof(T));
+    }
+    std::memcpy(rows_of<T>(r.c_n, begin * S), c, m * S * sizeof(T));
+  });
+}
+
+// The backward on raw pointers: each step's pre-activations become its gate gradients in place,
+// d_c that of the cell state before it, and d_h = d_gates W_h that of h before it.
+template <typename T>
+void blas_backward(Recurrence& r, Blas blas) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch;
+  const Tensor weights = r.weights.contiguous();
+  const RecurrentProduct<T> product(blas, weights.const_data_ptr<T>(), S + s.features, /*transposed=*/false, S,
+                                    3 * S);
+  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, r.d_h.scalar_type());
+  const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, r.d_c.scalar_type());
+  const Tensor c0 = r.c0.defined() ? r.c0 : d_c.new_zeros(d_c.sizes());
+  const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    T* dh = rows_of<T>(d_h, begin * S);
+    T* dc = rows_of<T>(d_c, begin * S);
+    for (int64_t t = s.time - 1; t >= 0; --t) {
+      T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
+      const T* c_prev = t > 0 ? rows_of<T>(r.cells, ((t - 1) * B + begin) * S) : rows_of<T>(c0, begin * S);
+      if (grad_output.defined()) {
+        const T* g = grad_output.const_data_ptr<T>() + (t * B + begin) * S;
+        for (int64_t i = 0; i < m * S; ++i) dh[i] += g[i];
+      }
+      cpu::backward_rows(dh, dc, gates, c_prev, gates, dc, m, S);
+      product(gates, 3 * S, m, dh, S, /*accumulate=*/false);
+    }
+  });
+}
+
+template <typename T>
+bool blas_recurrence(Recurrence& r, bool backward) {
+  // Masks for lengths stay on the ATen path.
+  if (r.lengths.defined()) return false;
+  const SequenceSizes& s = r.sizes;
+  const Blas blas = cpu::recurrence_blas(std::is_same_v<T, double>,
+                                         std::max({s.batch, 3 * s.state, s.state + s.features}));
+  if (blas == Blas::kNone) return false;
+  backward ? blas_backward<T>(r, blas) : blas_forward<T>(r, blas);
+  return true;
+}
+
+// The recurrence in the dtype at hand through the BLAS, where the process has one.
+bool try_blas(Recurrence& r, bool backward) {
+  switch (r.weights.scalar_type()) {
+    case at::kFloat: return blas_recurrence<float>(r, backward);
+    case at::kDouble: return blas_recurrence<double>(r, backward);
+    default: return false;
+  }
+}
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
 Tensor running(const Recurrence& r, int64_t t) {
@@ -13,6 +125,7 @@ Tensor running(const Recurrence& r, int64_t t) {
 }
 
 void cpu_forward(Recurrence& r) {
+  if (try_blas(r, /*backward=*/false)) return;
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
   project_input(r);
@@ -42,6 +155,7 @@ void cpu_forward(Recurrence& r) {
 }
 
 void cpu_backward(Recurrence& r) {
+  if (try_blas(r, /*backward=*/true)) return;
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
   const auto dtype = r.d_h.scalar_type();
@@ -95,6 +209,59 @@ void in_float(Recurrence& r) {
   }
 }
 
+// The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
+// threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
+// with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
+// (up to 2^28 FLOP for d_weights): the kernel does not block the depth for the caches, and re-reads
+// d_gates for every block of 32 columns; at 64 x 256 x 512 that made the backward 283 ms against
+// MKL's 188. At 16 x 32 x 128, T = 64, it is 9% faster than MKL (2.52 against 2.78 ms fwd+bwd).
+std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                       const Tensor& weights, const Tensor& h0, const Tensor& output,
+                                       bool want_input, bool want_weights) {
+  const auto type = d_gates.scalar_type();
+  const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
+  const bool ours = (type == at::kFloat || type == at::kDouble) && flops <= (int64_t{1} << 28) &&
+                    cpu::recurrence_blas(type == at::kDouble, 0) == Blas::kAvx512;
+  if (!ours) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
+  const Tensor x = input.contiguous(), w = weights.contiguous();
+  Tensor d_input = want_input ? input.new_empty({s.time, s.batch, F}) : Tensor();
+  Tensor d_weights = want_weights ? d_gates.new_empty({G, W}) : Tensor();
+  dispatch(type, "lltm_sequence_backward_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T* dg = d_gates.const_data_ptr<T>();
+      if (want_input) {
+        T* out = d_input.data_ptr<T>();
+        const T* w_x = w.const_data_ptr<T>() + S;
+        at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+          cpu::avx512_product(dg + begin * G, G, 1, end - begin, w_x, W, F, G, out + begin * F, F, false);
+        });
+      }
+      if (want_weights) {
+        T* out = d_weights.data_ptr<T>();
+        const T* xp = x.const_data_ptr<T>();
+        const T* later = output.const_data_ptr<T>();  // h before steps 1..time-1
+        at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
+          const int64_t m = end - begin;
+          T* d_w = out + begin * W;
+          // d_gates^T read transposed: element (r, i) at dg[i * G + r].
+          cpu::avx512_product(dg + begin, 1, G, m, xp, F, F, rows, d_w + S, W, false);
+          if (h0.defined() && s.time > 0) {
+            cpu::avx512_product(dg + begin, 1, G, m, h0.const_data_ptr<T>(), S, S, s.batch, d_w, W, false);
+          } else {
+            for (int64_t r = 0; r < m; ++r) std::fill(d_w + r * W, d_w + r * W + S, T(0));
+          }
+          if (s.time > 1) {
+            cpu::avx512_product(dg + begin + s.batch * G, 1, G, m, later, S, S, rows - s.batch, d_w, W, true);
+          }
+        });
+      }
+    }
+  });
+  return {d_input, d_weights};
+}
+
 constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
 constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
 
@@ -111,8 +278,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_backward(
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
     std::array<bool, 3> output_mask) {
-  return lltm::sequence_backward<rounded_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
-                                                   output, gates, cells, output_mask);
+  return lltm::sequence_backward<rounded_backward, cpu_products>(grad_output, grad_h_n, grad_c_n, input, weights, h0,
+                                                                 c0, lengths, output, gates, cells, output_mask);
 }
 
 }  // namespace lltm

@@ -3,6 +3,9 @@ reference, and the device list. Imported as ``from helpers import ...`` (pytest 
 sys.path, as it has no __init__.py)."""
 
 import collections
+import ctypes
+import functools
+import os
 
 import pytest
 import torch
@@ -106,3 +109,25 @@ def assert_partial_gradients(ours, ref, args, products):
     for leaf, b in zip(leaves, expected, strict=True):
         assert rel_err(leaf.grad, b) < 1e-10
     assert {name: calls[name] for name in products} == products
+
+
+@functools.cache
+def _cpu_recurrence_default():
+    import lltm_jit
+
+    library = ctypes.CDLL(lltm_jit.build_info()["library"])
+    library.lltm_jit_cpu_recurrence.restype = ctypes.c_char_p
+    return library.lltm_jit_cpu_recurrence().decode()
+
+
+def cpu_recurrence():
+    """What the CPU's float recurrence runs through by default here (the library's own answer):
+    "avx512", "mkl-packed", "sgemm" or "aten"."""
+    return _cpu_recurrence_default()
+
+
+def cpu_products_are_own(device):
+    """Whether the CPU's products (the step's backward, the sequence's after its recurrence) run
+    through its AVX-512 kernel, where the profiler counts no aten::mm: on the CPU where it has
+    AVX-512, unless LLTM_JIT_CPU_RECURRENCE lowers the choice."""
+    return device == "cpu" and not os.environ.get("LLTM_JIT_CPU_RECURRENCE") and cpu_recurrence() == "avx512"

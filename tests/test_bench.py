@@ -228,6 +228,7 @@ def test_bench_runs_both_kinds_by_default(monkeypatch):
         ("step", [Size(16, 32, 128), Size(64, 256, 256), Size(256, 512, 1024)], [torch.float32],
          ["eager", "lltm_jit", "compile", "lstmcell", "lstm"]),
         ("sequence", sequence_sizes, [torch.float32], ["eager", "lltm_jit", "loop", "lstm"]),
+        ("sequence", sequence_sizes[:1], [torch.bfloat16], ["eager", "lltm_jit", "loop", "lstm"]),
     ]
     quick = plans(parse(monkeypatch, "--quick"))
     assert [(kind, sizes) for kind, sizes, _, _ in quick] == [

@@ -5,7 +5,8 @@ import itertools
 import pytest
 import torch
 from helpers import (aten_calls, assert_matches_reference, assert_output_mask, assert_partial_gradients,
-                     assert_within_torch_own_error, forward_backward, make_inputs, rel_err, requires_cuda)
+                     assert_within_torch_own_error, cpu_products_are_own, forward_backward, make_inputs, rel_err,
+                     requires_cuda)
 
 import lltm_jit
 from lltm_jit import lltm, reference_lltm
@@ -186,17 +187,30 @@ PARTIAL_GRADIENTS = {
 
 
 @pytest.mark.parametrize("case", PARTIAL_GRADIENTS)
-def test_gradients_of_the_inputs_that_need_them(device, case):
+def test_gradients_of_the_inputs_that_need_them(device, case, monkeypatch):
     """Inputs that require no gradient (frozen weights, a constant input): the others' gradients
     equal the reference's, and the backward leaves out the products only the former need."""
     requires, products = PARTIAL_GRADIENTS[case]
-    args = [a.detach().requires_grad_(r) for a, r in zip(make_inputs(7, 5, 6, device=device), requires)]
-    assert_partial_gradients(lltm, reference_lltm, args, products)
+
+    def args():
+        return [a.detach().requires_grad_(r) for a, r in zip(make_inputs(7, 5, 6, device=device), requires)]
+
+    if device == "cpu":  # the products the profiler counts: the ATen path's
+        assert_partial_gradients(lltm, reference_lltm, args(), {})  # the values through the CPU's own products
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "aten")
+    assert_partial_gradients(lltm, reference_lltm, args(), products)
 
 
-def test_gradients_autograd_grad_was_asked_for(device):
+@pytest.mark.parametrize("recurrence", [None, "aten"], ids=lambda r: r or "default")
+def test_gradients_autograd_grad_was_asked_for(device, recurrence, monkeypatch):
     """Every input requires a gradient but autograd.grad asks for some: the backward computes
-    those alone (autograd's graph task says which, through the node's task_should_compute_output)."""
+    those alone (autograd's graph task says which, through the node's task_should_compute_output).
+    The profiler counts the products where they are ATen's: on CUDA, and on the CPU's ATen path."""
+    if recurrence is not None:
+        if device != "cpu":
+            pytest.skip("a choice of the CPU's products")
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
+    counted = not cpu_products_are_own(device)
     args = make_inputs(7, 5, 6, device=device)
     grads = [torch.randn(7, 6, dtype=torch.float64, device=device) for _ in range(2)]
     for wanted, products in (([2], 0), ([1], 1), ([0, 2, 4], 1), ([3], 1)):
@@ -207,7 +221,7 @@ def test_gradients_autograd_grad_was_asked_for(device):
         calls = aten_calls(lambda: ours.extend(torch.autograd.grad(outputs, leaves, grads)))
         for a, b in zip(ours, ref, strict=True):
             assert rel_err(a, b) < 1e-12
-        assert calls["aten::mm"] == products, wanted
+        assert calls["aten::mm"] == (products if counted else 0), wanted
 
 
 def test_every_output_element_written(device):

@@ -1,12 +1,15 @@
 """The sequence operator and module against a Python loop over the reference cell."""
 
+import ctypes
+import functools
 import itertools
 import os
+from pathlib import Path
 
 import pytest
 import torch
-from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, make_inputs, rel_err,
-                     requires_cuda)
+from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_products_are_own,
+                     cpu_recurrence, make_inputs, rel_err, requires_cuda)
 
 import lltm_jit
 from benchmarks import precision
@@ -14,16 +17,30 @@ from benchmarks.precision import NAMES
 from lltm_jit import lltm_sequence, reference_lltm_sequence
 
 # On CUDA the persistent kernels run where W_h fits in shared memory; LLTM_JIT_SEQUENCE_KERNEL=step
-# makes the per-step loop (one cuBLAS product per step) run instead.
-KERNELS = [("cpu", None), *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
+# makes the per-step loop (one cuBLAS product per step) run instead. On the CPU the recurrence's
+# products run through our AVX-512 kernel where the CPU has it, else through the best BLAS that
+# torch carries (MKL's packed GEMM for float, else the BLAS's gemm); LLTM_JIT_CPU_RECURRENCE=gemm
+# or aten lowers that to the BLAS's gemm or to the ATen path (also the one for lengths).
+CPU_RECURRENCES = ("gemm", "aten")
+KERNELS = [("cpu", None), *[("cpu", k) for k in CPU_RECURRENCES],
+           *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
 
 
-@pytest.fixture(params=KERNELS, ids=lambda k: k[0] if k[1] is None else f"cuda-{k[1]}")
+@pytest.fixture(params=KERNELS, ids=lambda k: k[0] if k[1] is None else f"{k[0]}-{k[1]}")
 def device(request, monkeypatch):
     device, kernel = request.param
     if kernel == "step":
         monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    if kernel in CPU_RECURRENCES:
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", kernel)
     return device
+
+
+def skip_lesser_cpu_recurrences():
+    """For the tests of the op's registration and tracing rather than its arithmetic, which the
+    recurrence's products do not change: once on the CPU, in its default path."""
+    if os.environ.get("LLTM_JIT_CPU_RECURRENCE"):
+        pytest.skip("registration and tracing: checked in the CPU's default path")
 
 
 def make_sequence(time, batch, features, state, **options):
@@ -148,12 +165,65 @@ def test_default_state_is_no_tensor(device):
 
     forward = aten_calls(lambda: lltm_sequence(input, weights, bias))
     backward, with_state = backward_calls(None), backward_calls((h0, c0))
-    assert backward["aten::mm"] == with_state["aten::mm"] == 3  # d_input, W_x's, W_h's (or its first step's)
-    assert with_state["aten::addmm_"] - backward["aten::addmm_"] == 1  # W_h's for the later steps
+    if cpu_products_are_own(device):
+        assert backward["aten::mm"] == with_state["aten::mm"] == with_state["aten::addmm_"] == 0
+    else:
+        assert backward["aten::mm"] == with_state["aten::mm"] == 3  # d_input, W_x's, W_h's (or its first step's)
+        assert with_state["aten::addmm_"] - backward["aten::addmm_"] == 1  # W_h's for the later steps
     if persistent(device):
         for calls in (forward, backward):
             assert calls["aten::fill_"] == calls["aten::zero_"] == 0
         assert backward["aten::mv"] == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("recurrence", [None, "packed", "gemm"], ids=lambda r: r or "default")
+def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, monkeypatch):
+    """The CPU's BLAS paths run the steps with no ATen call: forward and backward over 9 steps make
+    the calls of 2 steps, where the ATen path (the contrast that shows the count sees the steps)
+    makes more. Half types run the recurrence in float, through the same path."""
+    def calls(time):
+        input, weights, bias, h0, c0 = make_sequence(time, 3, 4, 6, dtype=dtype, seed=5)
+        outputs = []
+        forward = aten_calls(lambda: outputs.append(lltm_sequence(input, weights, bias, (h0, c0))))
+        output, (h_n, c_n) = outputs[0]
+        backward = aten_calls(lambda: torch.autograd.grad((output.sum() + h_n.sum() + c_n.sum()),
+                                                          (input, weights, bias, h0, c0)))
+        return sum(forward.values()), sum(backward.values())
+
+    if recurrence is not None:
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
+    assert calls(9) == calls(2)
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "aten")
+    aten_forward, aten_backward = calls(9)
+    two_forward, two_backward = calls(2)
+    assert aten_forward > two_forward and aten_backward > two_backward
+
+
+@pytest.mark.parametrize("recurrence", ["avx512", "packed", "gemm", "aten"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cpu_float32_matches_reference(recurrence, shape, monkeypatch):
+    """float32 through each of the CPU's paths (the float64 tests see the AVX-512 kernel and the
+    BLAS's dgemm, not MKL's packed GEMM), against the float64 reference: the shapes leave partial
+    tiles of rows (8) and columns (32)."""
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
+    args64 = make_sequence(*shape, seed=11)
+    args = [a.detach().float().requires_grad_() for a in args64]
+    for name, a, b in zip(NAMES, run(lltm_sequence, args), run(reference_lltm_sequence, args64)):
+        assert rel_err(a, b) < 2e-5, name
+
+
+def test_cpu_recurrence_is_the_best_here():
+    """The library finds what it looks for from inside (the CPU's features; dlsym in its own lookup
+    scope): float runs our AVX-512 kernel where the CPU has AVX-512, else MKL's packed GEMM where
+    libtorch_cpu exports it (x86 wheels), else sgemm_, else the ATen path."""
+    torch_cpu = ctypes.CDLL(next(Path(torch.__file__).parent.glob("lib/libtorch_cpu.*")))
+    has = functools.partial(hasattr, torch_cpu)
+    packed = all(map(has, ("cblas_sgemm_pack_get_size", "cblas_sgemm_pack", "cblas_sgemm_compute")))
+    cpuinfo = Path("/proc/cpuinfo")
+    avx512 = cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
+    expected = "avx512" if avx512 else "mkl-packed" if packed else "sgemm" if has("sgemm_") else "aten"
+    assert cpu_recurrence() == expected
 
 
 def test_noncontiguous(device):
@@ -187,9 +257,11 @@ def test_backward_twice_with_retain_graph(device):
         assert torch.equal(a, b)
 
 
-def test_gradcheck(device):
+@pytest.mark.parametrize("with_lengths", [True, False], ids=["lengths", "full length"])
+def test_gradcheck(device, with_lengths):
+    """With lengths, and without them (on the CPU the row-block loop, not the ATen loop)."""
     args = make_sequence(4, 3, 2, 3, device=device, seed=7)
-    lengths = torch.tensor([4, 0, 2])
+    lengths = torch.tensor([4, 0, 2]) if with_lengths else None
 
     def fn(*a):
         output, (h_n, c_n) = lltm_sequence(a[0], a[1], a[2], (a[3], a[4]), lengths=lengths)
@@ -199,6 +271,7 @@ def test_gradcheck(device):
 
 
 def test_opcheck(device):
+    skip_lesser_cpu_recurrences()
     for dtype in (torch.float64, torch.float32):
         args = make_sequence(4, 3, 5, 6, device=device, dtype=dtype)
         lengths = torch.tensor([4, 1, 0])
@@ -303,6 +376,8 @@ def test_gradients_of_the_inputs_that_need_them(device, case):
     requires, products = PARTIAL_GRADIENTS[case]
     if persistent(device):
         products = {**products, "aten::mv": 0}  # the kernel sums d_bias as it goes
+    if cpu_products_are_own(device):  # counted as ATen calls in the cpu-gemm and cpu-aten runs
+        products = {**products, "aten::mm": 0}
     args = [a.detach().requires_grad_(r) for a, r in zip(make_sequence(5, 3, 4, 6, device=device, seed=10), requires)]
     assert_partial_gradients(flat(lltm_sequence), flat(reference_lltm_sequence), args, products)
 
@@ -326,10 +401,11 @@ def test_gradients_autograd_grad_was_asked_for(device):
     ours = []
     calls = aten_calls(lambda: ours.extend(torch.autograd.grad(output, [args[1]], grad)))
     assert rel_err(ours[0], torch.autograd.grad(ref_output, [args[1]], grad)[0]) < 1e-10
-    assert (calls["aten::mm"], calls["aten::mv"]) == (2, 0)
+    assert (calls["aten::mm"], calls["aten::mv"]) == (0 if cpu_products_are_own(device) else 2, 0)
 
 
 def test_torch_compile_fullgraph(device):
+    skip_lesser_cpu_recurrences()
     torch._dynamo.reset()
     module = lltm_jit.LLTMSequence(5, 7, device=device, dtype=torch.float64)
     compiled = torch.compile(module, fullgraph=True)

@@ -1,0 +1,281 @@
+// The recurrence's products of cpu_blas.h: an AVX-512 kernel of our own for the few rows a thread
+// holds, and the BLAS symbols found once per process in the libraries this one links
+// (libtorch_cpu).
+#include "cpu_blas.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LLTM_HAS_AVX512_KERNEL 1
+#include <immintrin.h>
+#else
+#define LLTM_HAS_AVX512_KERNEL 0
+#endif
+
+namespace lltm::cpu {
+namespace {
+
+#if LLTM_HAS_AVX512_KERNEL
+// Why a kernel of our own: with the batch split over the threads, each product has a few rows (8 at
+// 16 x 32 x 128 on 2 threads), where MKL's sgemm and packed GEMM ran at 51-70 GFLOP/s a core on
+// this machine (AMD EPYC, AVX-512) and this kernel at 105-113 (benchmarks/NOTES.md).
+//
+// A tile of up to 8 rows of C by 32 floats (16 doubles) stays in 16 of the 32 vector registers
+// through the whole k loop: two loads of B's row and 8 broadcasts of A per k for 16 FMAs. Columns
+// outside, rows inside: a column block of B (k x 128 bytes) stays in L1/L2 for every row. B is read
+// in place where its rows run along n (the backward's W_h; the step's weights and state); W_h^T, the
+// forward's, is copied once per call.
+#define LLTM_AVX512 __attribute__((target("avx512f,fma")))
+
+template <typename T>
+using Vec = std::conditional_t<std::is_same_v<T, float>, __m512, __m512d>;
+template <typename T>
+using Mask = std::conditional_t<std::is_same_v<T, float>, __mmask16, __mmask8>;
+template <typename T>
+constexpr int kLanes = 64 / sizeof(T);
+template <typename T>
+constexpr int kPanel = 2 * kLanes<T>;
+constexpr int kTileRows = 8;
+
+LLTM_AVX512 inline __m512 zero_vec(float) { return _mm512_setzero_ps(); }
+LLTM_AVX512 inline __m512d zero_vec(double) { return _mm512_setzero_pd(); }
+LLTM_AVX512 inline __m512 load(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
+LLTM_AVX512 inline __m512d load(const double* p, __mmask8 k) { return _mm512_maskz_loadu_pd(k, p); }
+LLTM_AVX512 inline __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+LLTM_AVX512 inline __m512d load(const double* p) { return _mm512_loadu_pd(p); }
+LLTM_AVX512 inline void store(float* p, __mmask16 k, __m512 v) { _mm512_mask_storeu_ps(p, k, v); }
+LLTM_AVX512 inline void store(double* p, __mmask8 k, __m512d v) { _mm512_mask_storeu_pd(p, k, v); }
+LLTM_AVX512 inline __m512 broadcast(float x) { return _mm512_set1_ps(x); }
+LLTM_AVX512 inline __m512d broadcast(double x) { return _mm512_set1_pd(x); }
+LLTM_AVX512 inline __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+LLTM_AVX512 inline __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+
+// C (rows x the block's columns, masked: lo and hi the two vectors') (+)= A (rows x k) B, where A's
+// element (r, i) is a[r * a_row + i * a_col] and B's row i starts at b + i * ldb. B's loads are
+// masked in the last block only (`full` false): masked loads made the kernel 2.6x slower here.
+template <int rows, bool full, typename T>
+LLTM_AVX512 void tile(const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t ldb, int64_t k, T* c,
+                      int64_t ldc, Mask<T> lo, Mask<T> hi, bool accumulate) {
+  Vec<T> c0[rows], c1[rows];
+  for (int r = 0; r < rows; ++r) {
+    c0[r] = accumulate ? load(c + r * ldc, lo) : zero_vec(T());
+    c1[r] = accumulate ? load(c + r * ldc + kLanes<T>, hi) : zero_vec(T());
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    const Vec<T> b0 = full ? load(b + i * ldb) : load(b + i * ldb, lo);
+    const Vec<T> b1 = full ? load(b + i * ldb + kLanes<T>) : load(b + i * ldb + kLanes<T>, hi);
+    for (int r = 0; r < rows; ++r) {
+      const Vec<T> x = broadcast(a[r * a_row + i * a_col]);
+      c0[r] = fma(x, b0, c0[r]);
+      c1[r] = fma(x, b1, c1[r]);
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    store(c + r * ldc, lo, c0[r]);
+    store(c + r * ldc + kLanes<T>, hi, c1[r]);
+  }
+}
+
+template <typename T>
+using Tile = void (*)(const T*, int64_t, int64_t, const T*, int64_t, int64_t, T*, int64_t, Mask<T>, Mask<T>, bool);
+template <bool full, typename T>
+constexpr Tile<T> kTiles[kTileRows + 1] = {nullptr,
+                                           tile<1, full, T>,
+                                           tile<2, full, T>,
+                                           tile<3, full, T>,
+                                           tile<4, full, T>,
+                                           tile<5, full, T>,
+                                           tile<6, full, T>,
+                                           tile<7, full, T>,
+                                           tile<8, full, T>};
+
+template <typename T>
+Mask<T> first_lanes(int64_t count) {
+  return count >= kLanes<T> ? Mask<T>(~Mask<T>(0)) : count <= 0 ? Mask<T>(0) : Mask<T>((1u << count) - 1);
+}
+
+bool has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#else
+bool has_avx512() { return false; }
+#endif
+
+}  // namespace
+
+template <typename T>
+void avx512_product(const T* a, int64_t a_row, int64_t a_col, int64_t m, const T* b, int64_t ldb, int64_t n,
+                    int64_t k, T* c, int64_t ldc, bool accumulate) {
+#if LLTM_HAS_AVX512_KERNEL
+  for (int64_t first = 0; first < n; first += kPanel<T>) {
+    const int64_t columns = std::min<int64_t>(kPanel<T>, n - first);
+    const Mask<T> lo = first_lanes<T>(columns), hi = first_lanes<T>(columns - kLanes<T>);
+    for (int64_t r = 0; r < m; r += kTileRows) {
+      const Tile<T>* tiles = columns == kPanel<T> ? kTiles<true, T> : kTiles<false, T>;
+      tiles[std::min<int64_t>(kTileRows, m - r)](a + r * a_row, a_row, a_col, b + first, ldb, k,
+                                                     c + r * ldc + first, ldc, lo, hi, accumulate);
+    }
+  }
+#endif
+}
+
+template void avx512_product(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                             float*, int64_t, bool);
+template void avx512_product(const double*, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                             double*, int64_t, bool);
+
+namespace {
+
+// CBLAS's enumerations, as mkl_cblas.h numbers them (torch ships no MKL header).
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kPackedOperand = 151, kBMatrix = 162;
+
+// MKL's LP64 interface (MKL_INT is int), the one that exports the unsuffixed names.
+using PackGetSize = size_t (*)(int identifier, int m, int n, int k);
+using Pack = void (*)(int layout, int identifier, int trans, int m, int n, int k, float alpha, const float* src,
+                      int ld, float* dest);
+using Compute = void (*)(int layout, int transa, int transb, int m, int n, int k, const float* a, int lda,
+                         const float* b, int ldb, float beta, float* c, int ldc);
+template <typename T>
+using Gemm = void (*)(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                      const T* alpha, const T* a, const int* lda, const T* b, const int* ldb, const T* beta, T* c,
+                      const int* ldc);
+
+struct Symbols {
+  PackGetSize pack_get_size;
+  Pack pack;
+  Compute compute;
+  Gemm<float> sgemm;
+  Gemm<double> dgemm;
+
+  bool has_packed() const { return pack_get_size && pack && compute; }
+};
+
+template <typename F>
+F find(const char* name) {
+  // RTLD_DEFAULT from a library searches its own lookup scope, which holds the libraries it links
+  // (libtorch_cpu) also where Python loaded it with RTLD_LOCAL.
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
+
+const Symbols& symbols() {
+  static const Symbols found{find<PackGetSize>("cblas_sgemm_pack_get_size"), find<Pack>("cblas_sgemm_pack"),
+                             find<Compute>("cblas_sgemm_compute"), find<Gemm<float>>("sgemm_"),
+                             find<Gemm<double>>("dgemm_")};
+  return found;
+}
+
+// Whether this process can run `blas` for float or double, with dimensions up to `largest`.
+bool available(Blas blas, bool is_double, int64_t largest) {
+  const Symbols& s = symbols();
+  const bool fits = largest <= INT_MAX;  // the BLAS's 32-bit interface
+  switch (blas) {
+    case Blas::kAvx512: return has_avx512();
+    case Blas::kPacked: return fits && !is_double && s.has_packed();
+    case Blas::kGemm: return fits && (is_double ? s.dgemm != nullptr : s.sgemm != nullptr);
+    case Blas::kNone: return true;
+  }
+  return false;
+}
+
+// The best available at or below `from`.
+Blas first_available(Blas from, bool is_double, int64_t largest) {
+  int blas = static_cast<int>(from);
+  while (!available(static_cast<Blas>(blas), is_double, largest)) ++blas;
+  return static_cast<Blas>(blas);
+}
+
+}  // namespace
+
+Blas recurrence_blas(bool is_double, int64_t largest_dimension) {
+  Blas from = Blas::kAvx512;
+  if (const char* asked = std::getenv("LLTM_JIT_CPU_RECURRENCE")) {
+    from = std::strcmp(asked, "aten") == 0     ? Blas::kNone
+           : std::strcmp(asked, "gemm") == 0   ? Blas::kGemm
+           : std::strcmp(asked, "packed") == 0 ? Blas::kPacked
+                                               : Blas::kAvx512;
+  }
+  return first_available(from, is_double, largest_dimension);
+}
+
+template <typename T>
+RecurrentProduct<T>::RecurrentProduct(Blas blas, const T* w, int64_t ld, bool transposed, int64_t n, int64_t k)
+    : blas_(blas), w_(w), ld_(ld), n_(n), k_(k), transposed_(transposed) {
+  if (blas_ == Blas::kAvx512) {
+    if (!transposed) return;  // W (k x n) is read in place
+    // W^T (k x n), row-major: what the kernel reads.
+    T* out = static_cast<T*>(packed_ = std::aligned_alloc(64, (k * n * sizeof(T) + 63) / 64 * 64));
+    if (out == nullptr) throw std::bad_alloc();
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = w[j * ld + i];
+    }
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (blas_ != Blas::kPacked) return;
+    const Symbols& s = symbols();
+    // m (1 here) does not enter a packed B: one packing serves every row count.
+    const size_t bytes = s.pack_get_size(kBMatrix, 1, n, k);
+    packed_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (packed_ == nullptr) throw std::bad_alloc();
+    s.pack(kRowMajor, kBMatrix, transposed_ ? kTrans : kNoTrans, 1, n, k, 1.0f, w_, ld, static_cast<float*>(packed_));
+  }
+}
+
+template <typename T>
+RecurrentProduct<T>::~RecurrentProduct() {
+  std::free(packed_);
+}
+
+template <typename T>
+void RecurrentProduct<T>::operator()(const T* a, int64_t lda, int64_t m, T* c, int64_t ldc, bool accumulate) const {
+  if (m == 0 || n_ == 0) return;
+  if (blas_ == Blas::kAvx512) {
+    const T* b = transposed_ ? static_cast<const T*>(packed_) : w_;
+    return avx512_product(a, lda, 1, m, b, transposed_ ? n_ : ld_, n_, k_, c, ldc, accumulate);
+  }
+  const int rows = static_cast<int>(m), n = static_cast<int>(n_), k = static_cast<int>(k_);
+  const int ld = static_cast<int>(ld_), a_ld = static_cast<int>(lda), c_ld = static_cast<int>(ldc);
+  const T beta = accumulate ? T(1) : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (blas_ == Blas::kPacked) {
+      symbols().compute(kRowMajor, kNoTrans, kPackedOperand, rows, n, k, a, a_ld, static_cast<const float*>(packed_),
+                        n, beta, c, c_ld);
+      return;
+    }
+  }
+  // Column-major, the Fortran interface's view: C^T (n x m) = op(W)^T A^T, where the row-major W
+  // read column-major is W^T and A is A^T.
+  const T one = 1;
+  const char* trans_w = transposed_ ? "T" : "N";
+  if constexpr (std::is_same_v<T, float>) {
+    symbols().sgemm(trans_w, "N", &n, &rows, &k, &one, w_, &ld, a, &a_ld, &beta, c, &c_ld);
+  } else {
+    symbols().dgemm(trans_w, "N", &n, &rows, &k, &one, w_, &ld, a, &a_ld, &beta, c, &c_ld);
+  }
+}
+
+template class RecurrentProduct<float>;
+template class RecurrentProduct<double>;
+
+}  // namespace lltm::cpu
+
+namespace lltm::cpu {
+bool has_avx512_kernel() { return has_avx512(); }
+}  // namespace lltm::cpu
+
+const char* lltm_jit_cpu_recurrence() {
+  switch (lltm::cpu::first_available(lltm::cpu::Blas::kAvx512, false, 0)) {
+    case lltm::cpu::Blas::kAvx512: return "avx512";
+    case lltm::cpu::Blas::kPacked: return "mkl-packed";
+    case lltm::cpu::Blas::kGemm: return "sgemm";
+    default: return "aten";
+  }
+}
