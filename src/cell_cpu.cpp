@@ -105,8 +105,8 @@ C10_ALWAYS_INLINE void backward_row(const scalar_t* __restrict__ grad_h, const s
 }
 
 // float rows also get AVX-512 and AVX2 + FMA builds, chosen at load time where the CPU has them;
-// overload resolution picks these for float. The AVX-512 build made the sequence's forward at
-// 16 x 32 x 128 8% faster than the AVX2 one on this machine (AMD EPYC: 0.85 against 0.92 ms).
+// overload resolution picks these for float. The AVX-512 build is the faster of the two where both
+// run (benchmarks/NOTES.md, "The CPU path against nn.LSTM").
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LLTM_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -189,7 +189,7 @@ void backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates
     return;
   }
   // The columns' sums on raw pointers, split over the threads by columns: at::sum's dispatch and
-  // setup were 7 us of a 16 x 32 x 128 step's backward.
+  // setup cost a small step's backward more than the sums themselves.
   dispatch(gates.scalar_type(), "lltm_backward_cpu", [&](auto tag) {
     using scalar_t = decltype(tag);
     if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
@@ -236,8 +236,8 @@ std::tuple<Tensor, Tensor, Tensor> step_forward(const Tensor& input, const Tenso
 namespace {
 
 // The step backward's products through our AVX-512 kernel (cpu_blas.h), split over the threads by
-// rows of d_weights and by columns of d_[old_h, input]. At 16 x 32 x 128 ATen's two mm took 63 us
-// each (d_weights' depth is the batch, 16), most of the step's backward.
+// rows of d_weights and by columns of d_[old_h, input]. At small sizes ATen's two mm (d_weights'
+// depth is the batch) were most of the step's backward.
 std::pair<Tensor, Tensor> step_products(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
                                         const Tensor& weights, bool want_weights, bool want_old_h_input) {
   const auto type = d_gates.scalar_type();

@@ -23,9 +23,9 @@ namespace lltm::cpu {
 namespace {
 
 #if LLTM_HAS_AVX512_KERNEL
-// Why a kernel of our own: with the batch split over the threads, each product has a few rows (8 at
-// 16 x 32 x 128 on 2 threads), where MKL's sgemm and packed GEMM ran at 51-70 GFLOP/s a core on
-// this machine (AMD EPYC, AVX-512) and this kernel at 105-113 (benchmarks/NOTES.md).
+// Why a kernel of our own: with the batch split over the threads, each product has a few rows,
+// where MKL's sgemm and packed GEMM run well below this kernel's rate (benchmarks/NOTES.md, "The
+// CPU path against nn.LSTM").
 //
 // A tile of up to 8 rows of C by 32 floats (16 doubles) stays in 16 of the 32 vector registers
 // through the whole k loop: two loads of B's row and 8 broadcasts of A per k for 16 FMAs. Columns

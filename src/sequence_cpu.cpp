@@ -213,8 +213,8 @@ void in_float(Recurrence& r) {
 // threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
 // with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
 // (up to 2^28 FLOP for d_weights): the kernel does not block the depth for the caches, and re-reads
-// d_gates for every block of 32 columns; at 64 x 256 x 512 that made the backward 283 ms against
-// MKL's 188. At 16 x 32 x 128, T = 64, it is 9% faster than MKL (2.52 against 2.78 ms fwd+bwd).
+// d_gates for every block of 32 columns, so that large products run faster in MKL and small
+// ones here (benchmarks/NOTES.md, "The CPU path against nn.LSTM").
 std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {

@@ -1,6 +1,11 @@
-# Interleaved: each round times every config once (best-of over rounds, and median). Issue 24.
-# usage: python interleaved_sequence.py BxFxS DTYPE ROUNDS CONFIG,... (CONFIG: lstm, default or an
-# LLTM_JIT_CPU_RECURRENCE value, with :fwd for a no_grad forward), run with PYTHONPATH at the checkout.
+"""The CPU sequence op's recurrence paths against nn.LSTM, T = 64, 2 threads, interleaved in one
+process: each round times every configuration once; prints the best and the median (issue 24).
+
+    python benchmarks/cpu_sequence_paths.py BxFxS DTYPE ROUNDS CONFIG,...
+
+CONFIG: lstm (nn.LSTM), default, or an LLTM_JIT_CPU_RECURRENCE value (avx512, packed, gemm,
+aten); with :fwd, a no_grad forward instead of forward + backward.
+"""
 import os, sys, time, statistics, torch, lltm_jit
 torch.set_num_threads(2)
 B,F,S = map(int, sys.argv[1].split("x")); T=64

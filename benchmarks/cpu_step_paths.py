@@ -1,5 +1,9 @@
-# The step op against eager, and the CPU ATen products (LLTM_JIT_CPU_RECURRENCE=aten), interleaved
-# in one process; issue 24. usage: python interleaved_step.py BxFxS ROUNDS
+"""The step op's forward + backward on the CPU against eager (the reference) and against the op
+on ATen's products (LLTM_JIT_CPU_RECURRENCE=aten), 2 threads, interleaved in one process; prints
+the best and the median per call (issue 24).
+
+    python benchmarks/cpu_step_paths.py BxFxS ROUNDS
+"""
 import os, sys, time, statistics, torch, lltm_jit
 from lltm_jit import reference_lltm
 torch.set_num_threads(2)
