@@ -2,6 +2,7 @@
 bidirectional sequence module with lengths, against eager, in float32 and bfloat16; and the
 Python steps of docs/deployment.md."""
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -32,18 +33,16 @@ class CellModel(nn.Module):
         return self.head(h), h, c
 
 
-class SequenceModel(nn.Module):
-    """The issue's model: LLTMSequence(8, 16, num_layers=2, bidirectional=True) and a linear head,
-    (x (time, batch, 8), lengths (batch,)) -> (y (time, batch, 4), h_n, c_n)."""
+def _example(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self):
-        super().__init__()
-        self.rnn = lltm_jit.LLTMSequence(8, 16, num_layers=2, bidirectional=True)
-        self.head = nn.Linear(32, 4)
 
-    def forward(self, x, lengths):
-        output, (h_n, c_n) = self.rnn(x, lengths=lengths)
-        return self.head(output), h_n, c_n
+# The issue's model, LLTMSequence(8, 16, num_layers=2, bidirectional=True) and a linear head, as
+# the C++ example exports it: (x (time, batch, 8), lengths (batch,)) -> (y (time, batch, 4), h_n, c_n).
+SequenceModel = _example(Path(__file__).resolve().parent.parent / "examples" / "cpp" / "export_model.py").Tagger
 
 
 def cell_inputs(batch, dtype, device, seed=0, time=None):
