@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -196,11 +198,17 @@ Blas first_available(Blas from, bool is_double, int64_t largest) {
 
 Blas recurrence_blas(bool is_double, int64_t largest_dimension) {
   Blas from = Blas::kAvx512;
-  if (const char* asked = std::getenv("LLTM_JIT_CPU_RECURRENCE")) {
-    from = std::strcmp(asked, "aten") == 0     ? Blas::kNone
-           : std::strcmp(asked, "gemm") == 0   ? Blas::kGemm
-           : std::strcmp(asked, "packed") == 0 ? Blas::kPacked
-                                               : Blas::kAvx512;
+  if (const char* asked = std::getenv("LLTM_JIT_CPU_RECURRENCE"); asked != nullptr && *asked != '\0') {
+    if (std::strcmp(asked, "aten") == 0) {
+      from = Blas::kNone;
+    } else if (std::strcmp(asked, "gemm") == 0) {
+      from = Blas::kGemm;
+    } else if (std::strcmp(asked, "packed") == 0) {
+      from = Blas::kPacked;
+    } else if (std::strcmp(asked, "avx512") != 0) {  // a typo must not pass for the default
+      throw std::invalid_argument(std::string("LLTM_JIT_CPU_RECURRENCE=") + asked +
+                                  ": expected avx512, packed, gemm or aten");
+    }
   }
   return first_available(from, is_double, largest_dimension);
 }

@@ -213,6 +213,14 @@ def test_cpu_float32_matches_reference(recurrence, shape, monkeypatch):
         assert rel_err(a, b) < 2e-5, name
 
 
+def test_an_unknown_cpu_recurrence_is_an_error(monkeypatch):
+    """A ValueError, as for any option's value (docs/cell.md#errors): a typo must not run the default."""
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "mkl")
+    args = [a.detach().float() for a in make_sequence(3, 2, 4, 5, seed=2)]
+    with pytest.raises(ValueError, match="LLTM_JIT_CPU_RECURRENCE=mkl: expected avx512, packed, gemm or aten"):
+        lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))
+
+
 def test_cpu_recurrence_is_the_best_here():
     """The library finds what it looks for from inside (the CPU's features; dlsym in its own lookup
     scope): float runs our AVX-512 kernel where the CPU has AVX-512, else MKL's packed GEMM where
