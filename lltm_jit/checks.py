@@ -18,14 +18,19 @@ def _dtype_name(dtype: torch.dtype) -> str:
     }.get(dtype, str(dtype).removeprefix("torch."))
 
 
+def _who(op) -> str:
+    """`op` in a message: the operator's name, or the module (its repr, made only for the message)."""
+    return op if isinstance(op, str) else repr(op)
+
+
 def check_tensors(op, **named) -> None:
     """A TypeError naming the first argument that is not a Tensor and the type it has: never its
     value, which torch's schema error prints whole (megabytes for a list of a large batch). `op`:
-    the operator's name, or the module (its repr is made only for the message)."""
+    the operator's name, or the module."""
     for name, value in named.items():
         if not isinstance(value, torch.Tensor):
-            raise TypeError(f"{op if isinstance(op, str) else repr(op)}: {name} must be a Tensor, got "
-                            f"{'None' if value is None else type(value).__name__}")
+            got = "None" if value is None else type(value).__name__
+            raise TypeError(f"{_who(op)}: {name} must be a Tensor, got {got}")
 
 
 def check_state_pair(op, state, names=("h", "cell"), parts_optional=False) -> None:
@@ -34,9 +39,19 @@ def check_state_pair(op, state, names=("h", "cell"), parts_optional=False) -> No
     if not isinstance(state, (tuple, list)) or len(state) != 2:
         error = TypeError if not isinstance(state, (tuple, list)) else ValueError
         got = f"a {type(state).__name__}" + ("" if error is TypeError else f" of {len(state)}")
-        raise error(f"{op if isinstance(op, str) else repr(op)}: state must be a tuple ({', '.join(names)}), got {got}")
+        raise error(f"{_who(op)}: state must be a tuple ({', '.join(names)}), got {got}")
     parts = {f"state's {name}": part for name, part in zip(names, state) if not (parts_optional and part is None)}
     check_tensors(op, **parts)
+
+
+def check_sequence_types(op, input, weights, bias, state, lengths) -> None:
+    """The types of a sequence function's arguments (lltm_sequence's and the reference's): state
+    None or a pair (h0, c0), each part None for zeros; lengths None or a Tensor."""
+    check_tensors(op, input=input, weights=weights, bias=bias)
+    if state is not None:
+        check_state_pair(op, state, ("h0", "c0"), parts_optional=True)
+    if lengths is not None:
+        check_tensors(op, lengths=lengths)
 
 
 def shape_str(sizes) -> str:

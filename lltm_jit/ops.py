@@ -203,11 +203,7 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     the CPU: past its length a sequence's state stays as it is and its output is zero.
     output (time, batch, state_size), or (batch, time, state_size) with ``batch_first``.
     """
-    checks.check_tensors("lltm_sequence", input=input, weights=weights, bias=bias)
-    if state is not None:
-        checks.check_state_pair("lltm_sequence", state, ("h0", "c0"), parts_optional=True)
-    if lengths is not None:
-        checks.check_tensors("lltm_sequence", lengths=lengths)
+    checks.check_sequence_types("lltm_sequence", input, weights, bias, state, lengths)
     if _sequence_forward is None:
         return _reference(reference_lltm_sequence, input.device.type, input, weights, bias, state, lengths=lengths,
                           batch_first=batch_first)

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from .checks import check_state_pair, check_tensors
+from .checks import check_sequence_types, check_tensors
 
 
 def reference_lltm(input, weights, bias, old_h, old_cell):
@@ -27,12 +27,7 @@ def reference_lltm_sequence(input, weights, bias, state=None, *, lengths=None, b
     """A sequence as a Python loop of `step` (the reference's by default), with lltm_sequence's
     arguments and results (a part of state None means zeros): past its length a sequence's state
     stays and its output is zero."""
-    op = "reference_lltm_sequence"
-    check_tensors(op, input=input, weights=weights, bias=bias)
-    if state is not None:
-        check_state_pair(op, state, ("h0", "c0"), parts_optional=True)
-    if lengths is not None:
-        check_tensors(op, lengths=lengths)
+    check_sequence_types("reference_lltm_sequence", input, weights, bias, state, lengths)
     if batch_first:
         input = input.transpose(0, 1)
     time, batch = input.shape[0], input.shape[1]
