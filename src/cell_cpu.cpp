@@ -244,8 +244,8 @@ std::pair<Tensor, Tensor> step_products(const Tensor& d_gates, const Tensor& old
   // Large products stay with MKL's blocked GEMM (as fast at 256 x 512 x 1024; this kernel does not
   // block the depth for the caches).
   const int64_t flops = 2 * d_gates.numel() * weights.size(1);
-  const bool ours = (type == at::kFloat || type == at::kDouble) && flops <= (int64_t{1} << 27) &&
-                    recurrence_blas(type == at::kDouble, 0) == Blas::kAvx512;
+  const bool ours =
+      (type == at::kFloat || type == at::kDouble) && own_products(type == at::kDouble, flops, int64_t{1} << 27);
   if (!ours) return aten_step_products(d_gates, old_h, input, weights, want_weights, want_old_h_input);
   const int64_t batch = d_gates.size(0), gates = d_gates.size(1), state = old_h.size(1), features = input.size(1);
   const int64_t width = state + features;

@@ -276,7 +276,9 @@ template class RecurrentProduct<double>;
 }  // namespace lltm::cpu
 
 namespace lltm::cpu {
-bool has_avx512_kernel() { return has_avx512(); }
+bool own_products(bool is_double, int64_t flops, int64_t most_flops) {
+  return flops <= most_flops && recurrence_blas(is_double, 0) == Blas::kAvx512;
+}
 }  // namespace lltm::cpu
 
 const char* lltm_jit_cpu_recurrence() {

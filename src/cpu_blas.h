@@ -45,12 +45,14 @@ class RecurrentProduct {
   void* packed_ = nullptr;  // kAvx512: op(W) in panels; kPacked: MKL's packed copy of it
 };
 
-// Whether avx512_product can run here (x86 with AVX-512).
-bool has_avx512_kernel();
+// Whether a product of float or double (is_double) of `flops` runs through avx512_product: where
+// the recurrence may use the kernel (recurrence_blas), and only up to `most_flops`, since the
+// kernel does not block the depth for the caches and larger products run faster in MKL.
+bool own_products(bool is_double, int64_t flops, int64_t most_flops);
 
 // Our AVX-512 kernel on its own: C (m x n, ldc) = A B (+ C where accumulate), with A's element
 // (r, i) at a[r * a_row + i * a_col] (a_col > 1: A stored transposed) and B (k x n) row-major
-// with ldb. Where has_avx512_kernel() only.
+// with ldb. Where own_products() says so only.
 template <typename T>
 void avx512_product(const T* a, int64_t a_row, int64_t a_col, int64_t m, const T* b, int64_t ldb, int64_t n,
                     int64_t k, T* c, int64_t ldc, bool accumulate);

@@ -220,8 +220,8 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
   const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
-  const bool ours = (type == at::kFloat || type == at::kDouble) && flops <= (int64_t{1} << 28) &&
-                    cpu::recurrence_blas(type == at::kDouble, 0) == Blas::kAvx512;
+  const bool ours =
+      (type == at::kFloat || type == at::kDouble) && cpu::own_products(type == at::kDouble, flops, int64_t{1} << 28);
   if (!ours) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
   const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
   const Tensor x = input.contiguous(), w = weights.contiguous();
