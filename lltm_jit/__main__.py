@@ -81,8 +81,9 @@ For C++ programs (libtorch, no Python at run time; docs/deployment.md):
   header        {spec.src / 'lltm_jit.h'} (include dir {spec.src})
   link          the library above, as torch's CMake targets link torch_cpu, so that it stays loaded
                 where the program calls none of its functions (an AOTInductor package reaches its
-                operators through the dispatcher by name, torch.ops.{NAMESPACE}.*):
-                -Wl,--no-as-needed,{build.library} -Wl,--as-needed
+                operators through the dispatcher by name, torch.ops.{NAMESPACE}.*), after
+                libstdc++ (torch's libraries export pieces of it; docs/deployment.md says why):
+                -Wl,--no-as-needed,-l:libstdc++.so.6,{build.library} -Wl,--as-needed
   CMake         {_cmake_args(build, spec.src)}
                 (`python -m lltm_jit build --cmake` prints that line alone)
   keep it       copy the library beside the program: the cache removes a build {jit.cache.keep_days():g} days

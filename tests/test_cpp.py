@@ -58,6 +58,15 @@ def program(programs, name) -> Path:
     return path
 
 
+def test_library_finds_its_dependencies_by_itself():
+    """A program that links the library needs no LD_LIBRARY_PATH: torch's libraries (libc10_cuda
+    among them, which no libtorch program names) resolve from the library's own run path."""
+    library = lltm_jit.build_info()["library"]
+    resolved = run(["ldd", library], env=without_python_env())
+    assert "not found" not in resolved, resolved
+    assert "libc10.so" in resolved and (not torch.cuda.is_available() or "libc10_cuda.so" in resolved)
+
+
 def without_python_env():
     return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
 

@@ -20,7 +20,7 @@ import torch
 from . import env
 
 # Bump when the build recipe or the cache layout changes, so that old entries are not reused.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 SOURCE_SUFFIXES = (".cpp", ".cu")
 HEADER_SUFFIXES = (".h", ".cuh")
 # -fno-trapping-math: lets GCC turn the selects in the CPU kernels' loops into vector blends

@@ -180,11 +180,13 @@ class Workspace:
     def _ninja_file(self, edges: list[tuple[str, Path]], library: Path) -> str:
         spec, include = self.spec, self.include
         includes = [f"-isystem {include}", f"-isystem {include / 'torch' / 'csrc' / 'api' / 'include'}"]
-        libs = [f"-L{self.lib}", "-lc10", "-ltorch_cpu", "-ltorch"]
+        # -rpath: a C++ program that links the library (docs/deployment.md) finds torch's libraries
+        # and CUDA's runtime from it, with no LD_LIBRARY_PATH; Python has them loaded already.
+        libs = [f"-L{self.lib}", f"-Wl,-rpath,{self.lib}", "-lc10", "-ltorch_cpu", "-ltorch"]
         cuda = self.tools.get("cuda_home")
         if cuda:
             includes.append(f"-isystem {cuda}/include")
-            libs += ["-lc10_cuda", "-ltorch_cuda", f"-L{cuda}/lib64", "-lcudart"]
+            libs += ["-lc10_cuda", "-ltorch_cuda", f"-L{cuda}/lib64", f"-Wl,-rpath,{cuda}/lib64", "-lcudart"]
         rows = [
             "ninja_required_version = 1.3",
             f"cxx = {shlex.quote(self.tools['cxx'])}",
