@@ -1,6 +1,6 @@
 // The persistent sequence kernels as sequence_cuda.h declares them: whether they fit, their
 // workspace, and their launch for the dtype at hand: the tensor-core kernels (tensor_core_*.cu)
-// for half and bfloat16 where they fit and p.tensor_cores allows them, else the CUDA-core ones
+// for bfloat16 where they fit and p.tensor_cores allows them, else the CUDA-core ones
 // (persistent_*.cu).
 #include "persistent.cuh"
 #include "tensor_core.cuh"
