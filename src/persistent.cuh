@@ -218,10 +218,10 @@ __device__ __forceinline__ Share slice_share(int count) {
 }
 
 // Launches one instantiation of a persistent kernel, `kernel` of R rows per group, for the direction
-// `kForward`, after zeroing its workspace's counters.
+// `kForward` with `block` threads a block, after zeroing its workspace's counters.
 template <typename scalar_t, int R, bool kForward>
 cudaError_t launch_persistent(void (*kernel)(SequenceParams, Tiling), const SequenceParams& p, const Tiling& tiling,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, dim3 block) {
   if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      static_cast<int>(tiling.shared_bytes));
       error != cudaSuccess) {
@@ -240,7 +240,7 @@ cudaError_t launch_persistent(void (*kernel)(SequenceParams, Tiling), const Sequ
   cooperative.val.cooperative = tiling.tiles > 1;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(tiling.tiles * groups));
-  config.blockDim = dim3(block_columns(p, tiling, kForward), tiling.slices);
+  config.blockDim = block;
   config.dynamicSmemBytes = tiling.shared_bytes;
   config.stream = stream;
   config.attrs = &cooperative;
@@ -252,5 +252,10 @@ template <typename scalar_t>
 cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
 template <typename scalar_t>
 cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+
+// The CUDA-core kernels' block: `columns` x `slices` threads.
+inline dim3 persistent_block(const SequenceParams& p, const Tiling& t, bool forward) {
+  return dim3(block_columns(p, t, forward), t.slices);
+}
 
 }  // namespace lltm::cuda

@@ -176,11 +176,12 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 // instantiated per dtype in persistent_backward_<dtype>.cu.
 template <typename scalar_t>
 cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  const dim3 block = persistent_block(p, tiling, false);
   switch (tiling.rows) {
-    case 1: return launch_persistent<scalar_t, 1, false>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream);
-    case 2: return launch_persistent<scalar_t, 2, false>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream);
-    case 4: return launch_persistent<scalar_t, 4, false>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream);
-    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, false>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream);
+    case 1: return launch_persistent<scalar_t, 1, false>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream, block);
+    case 2: return launch_persistent<scalar_t, 2, false>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream, block);
+    case 4: return launch_persistent<scalar_t, 4, false>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream, block);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, false>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
   }
 }

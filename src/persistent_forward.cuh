@@ -133,11 +133,12 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
 // instantiated per dtype in persistent_forward_<dtype>.cu.
 template <typename scalar_t>
 cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  const dim3 block = persistent_block(p, tiling, true);
   switch (tiling.rows) {
-    case 1: return launch_persistent<scalar_t, 1, true>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream);
-    case 2: return launch_persistent<scalar_t, 2, true>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream);
-    case 4: return launch_persistent<scalar_t, 4, true>(persistent_forward_kernel<scalar_t, 4>, p, tiling, stream);
-    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, true>(persistent_forward_kernel<scalar_t, kMaxRows>, p, tiling, stream);
+    case 1: return launch_persistent<scalar_t, 1, true>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream, block);
+    case 2: return launch_persistent<scalar_t, 2, true>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream, block);
+    case 4: return launch_persistent<scalar_t, 4, true>(persistent_forward_kernel<scalar_t, 4>, p, tiling, stream, block);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, true>(persistent_forward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
   }
 }

@@ -22,6 +22,13 @@ const void* data_or_null(const Tensor& t) {
   return t.defined() ? t.const_data_ptr() : nullptr;
 }
 
+// LLTM_JIT_TENSOR_CORES=0 keeps bfloat16's persistent kernels on CUDA cores (for tests and
+// A/B timing of the two; read at each call).
+bool tensor_cores_allowed() {
+  const char* choice = std::getenv("LLTM_JIT_TENSOR_CORES");
+  return !(choice && std::strcmp(choice, "0") == 0);
+}
+
 // What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
 // column stride; `lengths` is the device copy (device_lengths), which the caller keeps alive.
 cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
@@ -33,6 +40,7 @@ cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
   p.multiprocessors = cuda::device_attribute(cudaDevAttrMultiProcessorCount);
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
+  p.tensor_cores = cuda::device_attribute(cudaDevAttrComputeCapabilityMajor) >= 8 && tensor_cores_allowed();
   p.weights = r.weights.const_data_ptr();
   p.weights_ld = r.weights.stride(0);
   p.h0 = data_or_null(r.h0);

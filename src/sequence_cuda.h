@@ -16,6 +16,8 @@ struct SequenceParams {
   int multiprocessors;
   size_t shared_memory_per_block;  // the most a block may opt in to
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
+  bool tensor_cores;       // bfloat16's persistent kernels may run on tensor cores (sm_80
+                           // and later, and LLTM_JIT_TENSOR_CORES is not 0)
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
   int64_t weights_ld;
@@ -41,7 +43,8 @@ struct SequenceParams {
 };
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
-// or split over several: whether they can for these sizes and dtype on the current device.
+// or split over several: whether they can for these sizes and dtype on the current device (on
+// tensor cores, or else on CUDA cores, for each direction).
 bool persistent_fits(const SequenceParams& p, DType dtype);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its

@@ -1,14 +1,34 @@
 // The persistent sequence kernels as sequence_cuda.h declares them: whether they fit, their
-// workspace, and their launch for the dtype at hand (the kernels are in persistent_*.cu).
+// workspace, and their launch for the dtype at hand: the tensor-core kernels (tensor_core_*.cu)
+// for bfloat16 where they fit and p.tensor_cores allows them, else the CUDA-core ones
+// (persistent_*.cu).
 #include "persistent.cuh"
+#include "tensor_core.cuh"
 
 namespace lltm::cuda {
 namespace {
 
-// The tiling of a direction for the dtype at hand, and f(tag, tiling) with its scalar type's tag.
+// A direction's kernels for the storage type at hand: their tiling (rows == 0: none fits), and
+// whether they are the tensor-core ones.
+struct Choice {
+  Tiling tiling;
+  bool tensor_cores;
+};
+
+template <typename scalar_t>
+Choice choose(const SequenceParams& p, bool forward) {
+  if constexpr (has_tensor_cores<scalar_t>) {
+    if (p.tensor_cores) {
+      if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
+    }
+  }
+  return {persistent_tiling<opmath_t<scalar_t>>(p, forward), false};
+}
+
+// f(tag, choice) with the scalar type's tag of `dtype` and the direction's choice.
 template <typename F>
-void with_tiling(const SequenceParams& p, DType dtype, bool forward, F&& f) {
-  dispatch(dtype, [&](auto tag) { f(tag, persistent_tiling<opmath_t<decltype(tag)>>(p, forward)); });
+void with_choice(const SequenceParams& p, DType dtype, bool forward, F&& f) {
+  dispatch(dtype, [&](auto tag) { f(tag, choose<decltype(tag)>(p, forward)); });
 }
 
 template <bool kForward>
@@ -18,10 +38,17 @@ cudaError_t launch_persistent(const SequenceParams& p, DType dtype, cudaStream_t
     return bias ? cudaMemsetAsync(p.d_bias, 0, 3 * p.state * element_size(dtype), stream) : cudaSuccess;
   }
   cudaError_t error = cudaErrorNotSupported;  // no such dtype
-  with_tiling(p, dtype, kForward, [&](auto tag, const Tiling& tiling) {
+  with_choice(p, dtype, kForward, [&](auto tag, const Choice& choice) {
     using scalar_t = decltype(tag);
-    error = kForward ? launch_persistent_forward_typed<scalar_t>(p, tiling, stream)
-                     : launch_persistent_backward_typed<scalar_t>(p, tiling, stream);
+    if constexpr (has_tensor_cores<scalar_t>) {
+      if (choice.tensor_cores) {
+        error = kForward ? launch_tensor_core_forward_typed<scalar_t>(p, choice.tiling, stream)
+                         : launch_tensor_core_backward_typed<scalar_t>(p, choice.tiling, stream);
+        return;
+      }
+    }
+    error = kForward ? launch_persistent_forward_typed<scalar_t>(p, choice.tiling, stream)
+                     : launch_persistent_backward_typed<scalar_t>(p, choice.tiling, stream);
   });
   return error;
 }
@@ -31,15 +58,15 @@ cudaError_t launch_persistent(const SequenceParams& p, DType dtype, cudaStream_t
 bool persistent_fits(const SequenceParams& p, DType dtype) {
   bool fits = true;
   for (const bool forward : {true, false}) {
-    with_tiling(p, dtype, forward, [&](auto, const Tiling& t) { fits = fits && t.rows > 0; });
+    with_choice(p, dtype, forward, [&](auto, const Choice& c) { fits = fits && c.tiling.rows > 0; });
   }
   return fits;
 }
 
 size_t persistent_workspace_bytes(const SequenceParams& p, DType dtype, bool forward) {
   size_t bytes = 0;
-  with_tiling(p, dtype, forward, [&](auto tag, const Tiling& t) {
-    bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, t, forward);
+  with_choice(p, dtype, forward, [&](auto tag, const Choice& c) {
+    bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, c.tiling, forward);
   });
   return bytes;
 }

@@ -449,10 +449,91 @@ def test_low_precision_long_sequence(device, dtype):
     """Over 256 steps, our error against float64 is at most an eager loop's in the same dtype, for
     the outputs and every gradient (the error that compounds over steps matters more than one
     step's). Both are measured over the same inputs rounded to the dtype, as means over four
-    seeds: one seed's small h_n (128 values) is mostly its final rounding, alike for both."""
+    seeds: one seed's small h_n (128 values) is mostly its final rounding, alike for both. On
+    CUDA's persistent path: on tensor cores (one block's W_h)."""
     rows = precision.summary((256, 4, 8, 32), dtype, range(4), device)
     for name, (ours, eager, _) in zip(NAMES, rows):
         assert ours <= eager, name
+
+
+# The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of rows,
+# short of 8), split over 20 tiles in two groups (the last short), groups of 16 rows with two splits
+# of the forward's reduction, and groups of 32 rows at a state the CUDA-core kernels do not hold.
+TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 320), (40, 8, 512), (64, 8, 1024)]
+
+
+def cuda_kernels(fn):
+    """The names of the CUDA kernels that fn launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
+def ran(kernels, name):
+    return any(name in k for k in kernels)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
+    """bfloat16 runs the persistent kernels on tensor cores, each direction; LLTM_JIT_TENSOR_CORES=0
+    gives its CUDA-core kernels back where those fit (at state 1024 they do not: the step path);
+    float16 and float32 never run on tensor cores."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
+
+    def kernels():
+        output, _ = lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))
+        return cuda_kernels(lambda: torch.autograd.grad(output.sum(), args[:3])) | cuda_kernels(
+            lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
+
+    half = dtype == torch.bfloat16  # float16 keeps the CUDA-core kernels (src/tensor_core.cuh)
+    for allowed in (True, False):
+        monkeypatch.setenv("LLTM_JIT_TENSOR_CORES", "1" if allowed else "0")
+        names = kernels()
+        for direction in ("forward", "backward"):
+            assert ran(names, f"tensor_core_{direction}_kernel") == (half and allowed), (direction, names)
+            assert ran(names, f"persistent_{direction}_kernel") == (size[2] < 1024 and not (half and allowed)), names
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16])
+@pytest.mark.parametrize("size", TENSOR_CORE_SIZES[1:], ids=lambda s: "x".join(map(str, s)))
+def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
+    """The tensor-core kernels split over tiles and groups: over 256 steps our error against
+    float64 is at most the eager loop's (as test_low_precision_long_sequence, two seeds)."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    rows = precision.summary((256, *size), dtype, range(2), "cuda")
+    for name, (ours, eager, _) in zip(NAMES, rows):
+        assert ours <= eager, name
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16])
+@pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
+    """Mixed lengths (0 and time among them) on tensor cores, with and without an initial state:
+    outputs and gradients within twice the eager loop's error against float64 of the same rounded
+    inputs; past a sequence's end its output is zero and its state stays."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    batch = size[0]
+    args64 = make_sequence(24, *size, device="cuda", seed=16)
+    low = [a.detach().to(dtype).requires_grad_() for a in args64]
+    exact_args = [a.detach().double().requires_grad_() for a in low]
+    lengths = torch.tensor([(24, 0, 7, 24, 1)[b % 5] if b < 5 else (b * 7) % 25 for b in range(batch)])
+    for with_state in (True, False):
+        ours = run(lltm_sequence, low, lengths=lengths, with_state=with_state)
+        eager = run(reference_lltm_sequence, low, lengths=lengths, with_state=with_state)
+        exact = run(reference_lltm_sequence, exact_args, lengths=lengths, with_state=with_state)
+        for name, a, b, e in zip(NAMES, ours, eager, exact):
+            assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-3, name
+        assert torch.equal(ours[0][7:, 2], torch.zeros_like(ours[0][7:, 2]))
+        if with_state:
+            assert torch.equal(ours[1][1], low[3][1]) and torch.equal(ours[2][1], low[4][1])  # length 0
 
 
 def test_module_matches_the_cell_and_shares_its_state_dict(device):

@@ -1,0 +1,236 @@
+// The persistent sequence kernels on tensor cores, for half and bfloat16 storage: their tiling,
+// their fragments and the instructions that load and multiply them. The kernels are in
+// tensor_core_forward.cuh and tensor_core_backward.cuh, instantiated per dtype in files of their
+// own (tensor_core_<direction>_<dtype>.cu); sequence_persistent.cu chooses them over the CUDA-core
+// kernels of persistent_*.cuh where they fit.
+//
+// The work is split as in persistent.cuh (a block runs every step of one group of R batch rows
+// for one tile of `width` state columns, the blocks of a group exchanging a vector a step through
+// L2 where there are several tiles), with these differences:
+// - the tile's rows of W_h stay in shared memory in the storage type (half the bytes of the
+//   CUDA-core kernels' float copy), rows of the tile's 3 * width gate rows, each along the state
+//   k, padded to a multiple of 16 and then by 8 more elements, which puts the 8 rows that one
+//   ldmatrix phase reads in 8 different 16-byte bank groups;
+// - each step's product runs on mma.sync.m16n8k16 (float sums): the forward's z (3 width x R) =
+//   W_tile (3 width x S) h^T (S x R), the backward's share of d_h^T (S x R) = W_tile^T (S x 3 width)
+//   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is rounded to
+//   the storage type first, as torch's half-type matmul and cuDNN round it; the cell state, the
+//   sums and the carried gradients stay in float.
+// - a block has kTensorWarps warps; its work units are (16-row tile of the product's M, split of
+//   its reduction K): the splits' partial sums meet in shared memory where there are several.
+#pragma once
+
+#include "persistent.cuh"
+
+namespace lltm::cuda {
+
+constexpr int kTensorWarps = 16;
+constexpr int kTensorThreads = 32 * kTensorWarps;
+
+// Whether the storage type runs the tensor-core kernels: bfloat16. The kernels take float16 too
+// (the mma's .f16 form), but on the H200 float16's error over 256 steps exceeded an eager loop's
+// at 40 x 8 x 512 (benchmarks/NOTES.md, "Tensor cores (session 11)"), so float16 keeps the
+// CUDA-core kernels until a fix is measured.
+template <typename scalar_t>
+constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16>;
+
+// Row strides of the shared-memory operands, in elements: the state padded to 16 (the mma's k)
+// and 8 more (see above); the partial sums' rows padded to 4 past a multiple of 32 floats, so
+// that a fragment's stores (8 consecutive rows m for 4 columns n two apart) hit 32 banks.
+LLTM_HD int64_t tensor_state_padded(int64_t state) { return round_up(state, 16); }
+LLTM_HD int64_t tensor_operand_ld(int64_t padded) { return padded + 8; }
+LLTM_HD int64_t tensor_partial_ld(int64_t m) { return round_up(m, 32) + 4; }
+
+// The product of a direction: M x K of the tile's W_h (forward: 3 width gate rows by the state;
+// backward: the state by the gate rows), in 16 x 16 fragments.
+struct TensorProduct {
+  int64_t m_tiles, k_tiles;
+};
+
+LLTM_HD TensorProduct tensor_product(const SequenceParams& p, const Tiling& t, bool forward) {
+  const int64_t gates = 3 * t.width / 16, state = tensor_state_padded(p.state) / 16;
+  return forward ? TensorProduct{gates, state} : TensorProduct{state, gates};
+}
+
+// Whether a block's partial sums go through shared memory: always in the forward (each item adds
+// its sums up from there); in the backward where the reduction is split, or where one tile holds
+// every column (each item then adds its d_h up from there). Otherwise each block's share of d_h
+// goes from the fragments' registers to the exchange.
+LLTM_HD bool tensor_partials_in_shared(const Tiling& t, bool forward) {
+  return forward || t.tiles == 1 || t.slices > 1;
+}
+
+// Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
+// the end), the product's operand of R rows in the storage type, the partial sums in float.
+inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+  const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
+  const int64_t w = 2 * M * ld;
+  if (forward) return w + 2 * R * ld + 4 * t.slices * R * tensor_partial_ld(M);
+  const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
+  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials;
+}
+
+// A rough cost of a step in cycles, to choose between tilings: the shared-memory reads of the
+// product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each, at 128 bytes
+// a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two chains in
+// flight: a few warps alone do not keep the reads at that rate, so the two add up rather than
+// overlap), plus, with several tiles, the exchange (a barrier, about 1 us, and the gather of R
+// rows of h from L2), plus the items' sums of the splits' partials (about 8 cycles each).
+inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
+  const TensorProduct f = tensor_product(p, t, forward);
+  const int64_t n = t.rows / 8;
+  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n) / 128;
+  const int64_t chain = ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * 16;
+  const int64_t exchange = t.tiles > 1 ? 2000 + t.rows * p.state * (forward ? 2 : 4) / 32 : 0;
+  const int64_t sums = tensor_partials_in_shared(t, forward)
+                           ? t.slices * (forward ? 3 : 1) * ceil_div(t.rows * t.width, kTensorThreads) * 8
+                           : 0;
+  return reads + chain + exchange + sums;
+}
+
+constexpr int kTensorMaxRows = 32;
+
+// The tiling of the least rough cost among those that fit: widths a multiple of 16 (the mma's m
+// in the forward, its k in the backward) for 1, 2, 4, ... tiles; for each the fewest rows (8, 16
+// or 32: the mma's n, once, twice or four times) that keep a group's blocks resident at once
+// where there are several tiles, and the splits of the reduction that shorten the warps' chains
+// most within the shared memory. None (rows == 0) where nothing fits.
+inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
+  Tiling best;
+  int64_t best_cost = 0;
+  int previous_tiles = 0;
+  for (int64_t nominal = 1; nominal <= p.multiprocessors && (nominal == 1 || p.cooperative); nominal *= 2) {
+    Tiling t;
+    t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 16));
+    t.tiles = static_cast<int>(ceil_div(p.state, t.width));
+    if (t.tiles == previous_tiles) continue;
+    previous_tiles = t.tiles;
+    for (t.rows = 8; t.rows <= kTensorMaxRows; t.rows *= 2) {
+      if (t.tiles == 1 || t.tiles * ceil_div(p.batch, t.rows) <= p.multiprocessors) break;
+    }
+    if (t.rows > kTensorMaxRows || t.rows * t.width > kItems * kTensorThreads) continue;
+    const TensorProduct f = tensor_product(p, t, forward);
+    int64_t chosen_cost = 0;
+    Tiling chosen;
+    for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
+      t.shared_bytes = tensor_shared_bytes(p, t, forward);
+      if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
+      const int64_t cost = tensor_step_cycles(p, t, forward);
+      if (chosen.rows == 0 || cost < chosen_cost) {
+        chosen = t;
+        chosen_cost = cost;
+      }
+    }
+    if (chosen.rows != 0 && (best.rows == 0 || chosen_cost < best_cost)) {
+      best = chosen;
+      best_cost = chosen_cost;
+    }
+  }
+  return best;
+}
+
+// The fragment instructions: ldmatrix from sm_75, the half-type mma's with float sums (bfloat16's
+// in particular) from sm_80; SequenceParams::tensor_cores is false below it.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// An A fragment (16 x 16, row-major) of a matrix stored row-major: lane l gives row (l % 16) at
+// column 8 (l / 16).
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(shared_address(row)));
+#else
+  __trap();
+#endif
+}
+
+// An A fragment of a matrix stored transposed (column-major): lane l gives stored row
+// (l % 8) + 8 (l / 16) at stored column 8 ((l / 8) % 2).
+__device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const uint16_t* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(shared_address(row)));
+#else
+  __trap();
+#endif
+}
+
+// d += a b, m16n8k16, float sums.
+template <typename scalar_t>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+#else
+  __trap();  // the host chooses these kernels on sm_80 and later only
+#endif
+}
+
+// One warp's unit of a product: M tile m_tile, k tiles [k_begin, k_end), N = 8 N_TILES columns
+// whose B operand is stored by column (column n's k contiguous, row stride b_ld), from `a` (where
+// load_a or load_a_transposed finds its fragments: a_at(k tile) gives this lane's row address).
+// Two sets of sums, for even and odd k tiles, halve the chain of dependent mma's.
+template <typename scalar_t, int N_TILES, typename AAt>
+__device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, const uint16_t* b, int b_ld,
+                                             int k_begin, int k_end) {
+  const int lane = threadIdx.x;
+  const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;  // b0 of column (lane / 4): k 2 (lane % 4)
+  float odd[N_TILES][4] = {};
+  auto step = [&](float (&sums)[N_TILES][4], int kt) {
+    uint32_t a[4];
+    a_at(a, kt);
+#pragma unroll
+    for (int n = 0; n < N_TILES; ++n) {
+      const uint16_t* col = b_lane + n * 8 * b_ld + kt * 16;
+      mma<scalar_t>(sums[n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
+    }
+  };
+  int kt = k_begin;
+  for (; kt + 1 < k_end; kt += 2) {
+    step(d, kt);
+    step(odd, kt + 1);
+  }
+  if (kt < k_end) step(d, kt);
+#pragma unroll
+  for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[n][i] += odd[n][i];
+  }
+}
+
+// Where fragment element i of N tile n lies in the 16 x 8 N_TILES product: (m, n) with m = lane / 4
+// (+ 8 for i >= 2), n = 8 n + 2 (lane % 4) + i % 2.
+struct FragmentAt {
+  int m, n;
+};
+
+__device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
+  const int lane = threadIdx.x;
+  return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
+}
+
+// The storage type's bits of a float (rounded to nearest), and of a stored value.
+template <typename scalar_t>
+__device__ __forceinline__ uint16_t storage_bits(float v) {
+  return scalar_t(v).x;
+}
+
+template <typename scalar_t>
+cudaError_t launch_tensor_core_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+template <typename scalar_t>
+cudaError_t launch_tensor_core_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+
+}  // namespace lltm::cuda

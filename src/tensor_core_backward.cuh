@@ -1,0 +1,191 @@
+// The persistent backward kernel on tensor cores (see tensor_core.cuh).
+#pragma once
+
+#include "persistent_backward.cuh"
+#include "tensor_core.cuh"
+
+namespace lltm::cuda {
+
+template <typename scalar_t, int R>
+__global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(SequenceParams p, Tiling tiling) {
+  constexpr int N_TILES = R / 8;
+  using T = float;
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int S = static_cast<int>(p.state), padded = static_cast<int>(tensor_state_padded(S));
+  const int ld = static_cast<int>(tensor_operand_ld(padded));
+  const int W = tiling.width, M = 3 * W, dg_ld = static_cast<int>(tensor_operand_ld(M));
+  const int partial_ld = static_cast<int>(tensor_partial_ld(padded));
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
+  const size_t w_bytes = std::max(size_t{2} * M * ld, size_t{4} * R * M);
+  uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);  // dg[r * dg_ld + g * W + c], storage bits
+  T* partial = reinterpret_cast<T*>(dg + R * dg_ld);             // partial[(s * R + r) * partial_ld + k]
+  const Workspace<T> ws = workspace<T>(p, tiling, false);
+  T* exchange = ws.exchange;  // [2][tiles][batch][state]
+  int* arrivals = ws.arrivals + at.group;
+  const auto* weights = static_cast<const uint16_t*>(p.weights);
+  const int thread = thread_rank(), threads = block_threads();
+  for (int i = thread; i < M * padded; i += threads) {
+    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
+    w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
+  }
+  for (int i = thread; i < R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
+  Item items[kItems];
+  T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
+  StepInputs<T> in[kItems];
+  const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
+  const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
+    dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
+    if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
+  }
+  auto* gates = static_cast<scalar_t*>(p.gates);
+  const TensorProduct f = tensor_product(p, tiling, false);
+  const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
+  const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
+  const bool in_shared = tensor_partials_in_shared(tiling, false);
+  const int lane = threadIdx.x;
+  __syncthreads();
+  for (int64_t t = p.time - 1; t >= 0; --t) {
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
+      T d[3] = {T(0), T(0), T(0)};
+      if (t < it.length) {
+        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
+                                                            in[m].z[2], in[m].c_prev);
+        dc[m] = o.d_old_cell;
+        d[0] = o.d_input_gate;
+        d[1] = o.d_output_gate;
+        d[2] = o.d_candidate;
+      }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        const scalar_t rounded(d[g]);
+        z[g * S] = rounded;
+        dg[it.r * dg_ld + g * W + it.c] = rounded.x;
+        bias[m][g] += d[g];
+      }
+      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
+    }
+    __syncthreads();  // the step's gate gradients are in shared memory
+    const int parity = static_cast<int>(t % 2);
+    T* share_out = exchange + (parity * tiling.tiles + at.tile) * B * S;
+    // d_h (S x R) = W_tile^T dg^T, unit u: M tile u % m_tiles of the state, split u / m_tiles of
+    // the gate rows. W_tile^T's fragments are W_tile's, transposed by ldmatrix.
+    for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {
+      const int mt = u % m_tiles, s = u / m_tiles, k_begin = s * per_split;
+      const int q = lane >> 3;
+      const uint16_t* a_lane = w + ((lane & 7) + (q >> 1) * 8) * ld + mt * 16 + (q & 1) * 8;
+      float d[N_TILES][4] = {};
+      warp_product<scalar_t, N_TILES>(
+          d, [&](uint32_t(&a)[4], int kt) { load_a_transposed(a, a_lane + kt * 16 * ld); }, dg, dg_ld, k_begin,
+          min(k_begin + per_split, k_tiles));
+#pragma unroll
+      for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const FragmentAt e = fragment_at(n, i);
+          const int k = mt * 16 + e.m;
+          if (in_shared) {
+            partial[(s * R + e.n) * partial_ld + k] = d[n][i];
+          } else if (k < S && at.b0 + e.n < B) {
+            __stcg(share_out + (at.b0 + e.n) * S + k, d[n][i]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the partial sums are in; every warp has read the gate gradients
+    if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+      if (in_shared) {
+        for (int i = thread; i < R * S; i += threads) {
+          const int r = i / S, k = i % S;
+          const int64_t b = at.b0 + r;
+          if (b >= B) continue;
+          T total = T(0);
+          for (int s = 0; s < splits; ++s) total += partial[(s * R + r) * partial_ld + k];
+          __stcg(share_out + b * S + k, total);
+        }
+      }
+      arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
+    }
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
+      T total = T(0);
+      if (tiling.tiles == 1) {
+        for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
+      } else {
+        const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
+#pragma unroll 8
+        for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
+      }
+      dh[m] = total;
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
+    static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
+  }
+  if (p.d_bias == nullptr) return;
+  // d_bias as in persistent_backward.cuh, the items' sums added up over the block's rows in float
+  // scratch where W_h was (every warp has read it: the last step's product is behind a barrier).
+  T* sums = reinterpret_cast<T*>(shared);  // sums[(r * 3 + g) * W + c]
+  for (int i = thread; i < R * M; i += threads) sums[i] = T(0);
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+#pragma unroll
+    for (int g = 0; g < 3; ++g) sums[(it.r * 3 + g) * W + it.c] = bias[m][g];
+  }
+  __syncthreads();
+  auto* d_bias = static_cast<scalar_t*>(p.d_bias);
+  const int groups = gridDim.x / tiling.tiles;
+  for (int i = thread; i < M; i += threads) {
+    const int g = i / W, c = i % W, j = at.j0 + c;
+    if (j >= S) continue;
+    T total = T(0);
+#pragma unroll
+    for (int r = 0; r < R; ++r) total += sums[(r * 3 + g) * W + c];
+    if (groups == 1) {
+      d_bias[g * S + j] = scalar_t(total);
+    } else {
+      __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
+    }
+  }
+  if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
+  for (int i = thread; i < M; i += threads) {
+    const int g = i / W, j = at.j0 + i % W;
+    if (j >= S) continue;
+    T total = T(0);
+    for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
+    d_bias[g * S + j] = scalar_t(total);
+  }
+}
+
+// Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
+// instantiated per dtype in tensor_core_backward_<dtype>.cu.
+template <typename scalar_t>
+cudaError_t launch_tensor_core_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  const dim3 block(32, kTensorWarps);
+  switch (tiling.rows) {
+    case 8: return launch_persistent<scalar_t, 8, false>(tensor_core_backward_kernel<scalar_t, 8>, p, tiling, stream, block);
+    case 16: return launch_persistent<scalar_t, 16, false>(tensor_core_backward_kernel<scalar_t, 16>, p, tiling, stream, block);
+    case 32: return launch_persistent<scalar_t, 32, false>(tensor_core_backward_kernel<scalar_t, 32>, p, tiling, stream, block);
+    default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
+  }
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,145 @@
+// The persistent forward kernel on tensor cores (see tensor_core.cuh).
+#pragma once
+
+#include "tensor_core.cuh"
+
+namespace lltm::cuda {
+
+template <typename scalar_t, int R>
+__global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(SequenceParams p, Tiling tiling) {
+  constexpr int N_TILES = R / 8;
+  using T = float;
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int S = static_cast<int>(p.state), padded = static_cast<int>(tensor_state_padded(S));
+  const int ld = static_cast<int>(tensor_operand_ld(padded));
+  const int W = tiling.width, M = 3 * W, partial_ld = static_cast<int>(tensor_partial_ld(M));
+  const int64_t B = p.batch;
+  const Place at = place<R>(tiling);
+  uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
+  uint16_t* h = w + M * ld;                           // h[r * ld + k], rounded to the storage type
+  T* partial = reinterpret_cast<T*>(h + R * ld);      // partial[(s * R + r) * partial_ld + g * W + c]
+  const Workspace<T> ws = workspace<T>(p, tiling, true);
+  auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] of storage bits
+  int* arrivals = ws.arrivals + at.group;
+  const auto* weights = static_cast<const uint16_t*>(p.weights);
+  const int thread = thread_rank(), threads = block_threads();
+  for (int i = thread; i < M * padded; i += threads) {
+    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
+    w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
+  }
+  const auto* h0 = static_cast<const scalar_t*>(p.h0);
+  for (int i = thread; i < R * padded; i += threads) {
+    const int r = i / padded, k = i % padded;
+    const int64_t b = at.b0 + r;
+    h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
+  }
+  auto* gates = static_cast<scalar_t*>(p.gates);
+  auto* output = static_cast<scalar_t*>(p.output);
+  auto* cells = static_cast<scalar_t*>(p.cells);
+  // Each item's state, and the input projection of the step at hand, loaded a step ahead.
+  Item items[kItems];
+  T c[kItems], h_own[kItems], x[kItems][3];
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+    c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
+    h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
+#pragma unroll
+    for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
+  }
+  __syncthreads();
+  const TensorProduct f = tensor_product(p, tiling, true);
+  const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
+  const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
+  const int lane = threadIdx.x;
+  for (int64_t t = 0; t < p.time; ++t) {
+    T next[kItems][3];
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        next[m][g] = items[m].valid && t + 1 < p.time
+                         ? T(gates[((t + 1) * B + items[m].b) * 3 * S + g * S + items[m].j])
+                         : T(0);
+      }
+    }
+    // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state.
+    for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {
+      const int mt = u % m_tiles, s = u / m_tiles, k_begin = s * per_split;
+      const uint16_t* a_lane = w + (mt * 16 + (lane & 15)) * ld + (lane >> 4) * 8;
+      float d[N_TILES][4] = {};
+      warp_product<scalar_t, N_TILES>(
+          d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, k_begin,
+          min(k_begin + per_split, k_tiles));
+#pragma unroll
+      for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const FragmentAt e = fragment_at(n, i);
+          partial[(s * R + e.n) * partial_ld + mt * 16 + e.m] = d[n][i];
+        }
+      }
+    }
+    __syncthreads();  // the partial sums are in; every warp has read h
+#pragma unroll
+    for (int m = 0; m < kItems; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      T z[3];
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[g] = x[m][g];
+        for (int s = 0; s < splits; ++s) z[g] += partial[(s * R + it.r) * partial_ld + g * W + it.c];
+        x[m][g] = next[m][g];
+      }
+      const int64_t row = t * B + it.b;
+      if (cells != nullptr) {  // a backward follows: it reads the pre-activations
+#pragma unroll
+        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
+      }
+      if (t < it.length) {
+        const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
+        c[m] = o.new_cell;
+        h_own[m] = o.new_h;
+        output[row * S + it.j] = scalar_t(o.new_h);
+      } else {
+        output[row * S + it.j] = scalar_t(0);
+      }
+      if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
+      const uint16_t bits = storage_bits<scalar_t>(h_own[m]);
+      if (tiling.tiles == 1) {
+        h[it.r * ld + it.j] = bits;
+      } else {
+        __stcg(reinterpret_cast<unsigned short*>(exchange) + ((t % 2) * B + it.b) * S + it.j, bits);
+      }
+    }
+    if (tiling.tiles > 1) {
+      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      gather_rows<R>(reinterpret_cast<unsigned short*>(h), ld,
+                     reinterpret_cast<const unsigned short*>(exchange) + (t % 2) * B * S, S, at.b0, B);
+    }
+    __syncthreads();  // the new h is in
+  }
+#pragma unroll
+  for (int m = 0; m < kItems; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(p.h_n)[it.b * S + it.j] = scalar_t(h_own[m]);
+    static_cast<scalar_t*>(p.c_n)[it.b * S + it.j] = scalar_t(c[m]);
+  }
+}
+
+// Launches the forward kernel of storage type scalar_t with the tiling's rows per group;
+// instantiated per dtype in tensor_core_forward_<dtype>.cu.
+template <typename scalar_t>
+cudaError_t launch_tensor_core_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+  const dim3 block(32, kTensorWarps);
+  switch (tiling.rows) {
+    case 8: return launch_persistent<scalar_t, 8, true>(tensor_core_forward_kernel<scalar_t, 8>, p, tiling, stream, block);
+    case 16: return launch_persistent<scalar_t, 16, true>(tensor_core_forward_kernel<scalar_t, 16>, p, tiling, stream, block);
+    case 32: return launch_persistent<scalar_t, 32, true>(tensor_core_forward_kernel<scalar_t, 32>, p, tiling, stream, block);
+    default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
+  }
+}
+
+}  // namespace lltm::cuda
