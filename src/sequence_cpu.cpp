@@ -3,6 +3,7 @@
 // BLAS inside torch (cpu_blas.h) where it has one, with no ATen call inside the loop; through ATen
 // otherwise, and where lengths are given.
 #include "cell_cpu.h"
+#include "cpu_bf16.h"
 #include "cpu_blas.h"
 #include "kernels.h"
 #include "sequence.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace lltm {
 namespace {
@@ -22,10 +24,14 @@ using cpu::RecurrentProduct;
 // a row's recurrence reads only its own h and c, so the threads never wait for each other within a
 // call. MKL, called inside the parallel region, runs each product on the calling thread; a single
 // block (one thread, or one row) runs outside it, where MKL may use its own threads.
+int64_t row_block(int64_t batch) {
+  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
+  return std::max<int64_t>(1, (batch + threads - 1) / threads);
+}
+
 template <typename F>
 void over_row_blocks(int64_t batch, const F& f) {
-  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
-  at::parallel_for(0, batch, (batch + threads - 1) / threads, f);
+  at::parallel_for(0, batch, row_block(batch), f);
 }
 
 template <typename T>
@@ -119,6 +125,121 @@ bool try_blas(Recurrence& r, bool backward) {
   }
 }
 
+// bfloat16's recurrence where the CPU has AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
+// sums in float, as torch's own bfloat16 matmul; the pre-activations and the cell state in float
+// within a step, each rounded once where the op saves or returns it. h enters the next product as
+// the op returns it (bfloat16), as in an eager loop. Lengths stay on the ATen path (in float).
+using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
+
+const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
+Bits* mutable_bits(const Tensor& t) { return reinterpret_cast<Bits*>(t.data_ptr<at::BFloat16>()); }
+
+bool runs_bf16(const Recurrence& r) {
+  return r.weights.scalar_type() == at::kBFloat16 && !r.lengths.defined() && cpu::bf16_products();
+}
+
+// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product; over the threads where
+// it is large.
+Tensor pairs(const Tensor& like, const Bits* w, int64_t row, int64_t col, int64_t k, int64_t n) {
+  const int64_t count = (k + 1) / 2;
+  Tensor out = like.new_empty({count, n}, like.options().dtype(at::kInt));
+  uint32_t* p = reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>());
+  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)),
+                   [&](int64_t begin, int64_t end) { cpu::pack_pairs(w, row, col, k, n, p, begin, end); });
+  return out;
+}
+
+const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint32_t*>(packed.const_data_ptr<int32_t>()); }
+
+void bf16_forward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch, F = s.features, G = 3 * S, W = S + F;
+  const Tensor weights = r.weights.contiguous(), input = r.input.contiguous();
+  // gates = bias + x W_x^T + h W_h^T, op(W) = W^T from weights (3S x (S + F)) rows.
+  const Tensor w_h = pairs(weights, bits(weights), 1, W, S, G), w_x = pairs(weights, bits(weights) + S, 1, W, F, G);
+  const Tensor bias = r.bias.to(at::kFloat).contiguous();
+  const bool keep = r.cells.defined();
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    std::vector<float> gates(m * G), h(m * S), cells(2 * m * S);
+    float *c = cells.data(), *new_c = c + m * S;
+    if (r.c0.defined()) cpu::widen_bf16(bits(r.c0) + begin * S, c, m * S);
+    const Bits* h_prev = r.h0.defined() ? bits(r.h0) + begin * S : nullptr;  // nullptr: zeros
+    for (int64_t t = 0; t < s.time; ++t) {
+      const int64_t row = t * B + begin;
+      for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<float>(), G, gates.data() + i * G);
+      cpu::bf16_product(bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
+      if (h_prev != nullptr) {
+        cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
+      }
+      cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
+      Bits* output = mutable_bits(r.output) + row * S;
+      cpu::round_to_bf16(h.data(), output, m * S);
+      if (keep) {
+        cpu::round_to_bf16(gates.data(), mutable_bits(r.gates) + row * G, m * G);
+        cpu::round_to_bf16(new_c, mutable_bits(r.cells) + row * S, m * S);
+      }
+      h_prev = output;
+      std::swap(c, new_c);
+    }
+    Bits* h_n = mutable_bits(r.h_n) + begin * S;
+    h_prev == nullptr ? std::fill_n(h_n, m * S, Bits{0}) : std::copy_n(h_prev, m * S, h_n);
+    cpu::round_to_bf16(c, mutable_bits(r.c_n) + begin * S, m * S);
+  });
+}
+
+// The backward: d_h and d_c carried in float; each step's gate gradients rounded into gates (the
+// products after the recurrence read them) and summed unrounded for the bias gradient, a row of
+// partial sums a block of rows.
+void bf16_backward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch, G = 3 * S, W = S + s.features;
+  const Tensor weights = r.weights.contiguous();
+  const Tensor w_h = pairs(weights, bits(weights), W, 1, G, S);  // d_h = d_gates W_h
+  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, at::kFloat);
+  const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, at::kFloat);
+  const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
+  const int64_t block = row_block(B);
+  const Tensor partial = r.d_bias.defined() ? d_h.new_zeros({(B + block - 1) / block, G}) : Tensor();
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    std::vector<float> gates(m * G), state(m * S);
+    float* dh = d_h.data_ptr<float>() + begin * S;
+    float* dc = d_c.data_ptr<float>() + begin * S;
+    float* bias_sum = partial.defined() ? partial.data_ptr<float>() + begin / block * G : nullptr;
+    for (int64_t t = s.time - 1; t >= 0; --t) {
+      const int64_t row = t * B + begin;
+      if (grad_output.defined()) {
+        cpu::widen_bf16(bits(grad_output) + row * S, state.data(), m * S);
+        for (int64_t i = 0; i < m * S; ++i) dh[i] += state[i];
+      }
+      Bits* d_gates = mutable_bits(r.gates) + row * G;
+      cpu::widen_bf16(d_gates, gates.data(), m * G);
+      if (t > 0) {
+        cpu::widen_bf16(bits(r.cells) + (row - B) * S, state.data(), m * S);
+      } else if (r.c0.defined()) {
+        cpu::widen_bf16(bits(r.c0) + begin * S, state.data(), m * S);
+      } else {
+        std::fill(state.begin(), state.end(), 0.0f);
+      }
+      cpu::backward_rows(dh, dc, gates.data(), state.data(), gates.data(), dc, m, S);
+      if (bias_sum != nullptr) {
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < G; ++j) bias_sum[j] += gates[i * G + j];
+        }
+      }
+      cpu::round_to_bf16(gates.data(), d_gates, m * G);
+      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/false);
+    }
+  });
+  r.d_h.copy_(d_h);
+  r.d_c.copy_(d_c);
+  if (partial.defined()) {
+    r.d_bias.copy_(partial.sum(0));
+    r.bias_summed = true;
+  }
+}
+
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
 Tensor running(const Recurrence& r, int64_t t) {
   return r.lengths.gt(t).unsqueeze(1);
@@ -209,6 +330,52 @@ void in_float(Recurrence& r) {
   }
 }
 
+// The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
+// d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, each thread
+// transposing its rows of d_gates^T (the kernel reads A along k), [h, input] packed along the
+// steps' rows.
+std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                                 const Tensor& weights, const Tensor& h0, const Tensor& output,
+                                                 bool want_input, bool want_weights) {
+  const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
+  const Tensor w = weights.contiguous();
+  const Bits* dg = bits(d_gates);
+  Tensor d_input, d_weights;
+  if (want_input) {
+    d_input = input.new_empty({s.time, s.batch, F});
+    const Tensor w_x = pairs(w, bits(w) + S, W, 1, G, F);
+    at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+      std::vector<float> out((end - begin) * F);
+      cpu::bf16_product(dg + begin * G, G, end - begin, words(w_x), F, G, out.data(), F, /*accumulate=*/false);
+      cpu::round_to_bf16(out.data(), mutable_bits(d_input) + begin * F, (end - begin) * F);
+    });
+  }
+  if (want_weights && rows > 0) {
+    d_weights = d_gates.new_empty({G, W});
+    const Tensor x = input.contiguous();
+    const Tensor from_x = pairs(x, bits(x), F, 1, rows, F);
+    const bool from_h0 = h0.defined();
+    const Tensor first_h = from_h0 ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
+    const Tensor later_h = s.time > 1 ? pairs(output, bits(output), S, 1, rows - s.batch, S) : Tensor();
+    at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
+      const int64_t m = end - begin;
+      std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
+      std::vector<Bits> transposed(m * rows);  // this block's rows of d_gates^T
+      cpu::transpose_bf16(dg, rows, G, begin, end, transposed.data());
+      const Bits* dg_t = transposed.data();
+      cpu::bf16_product(dg_t, rows, m, words(from_x), F, rows, out.data() + S, W, /*accumulate=*/false);
+      if (from_h0) cpu::bf16_product(dg_t, rows, m, words(first_h), S, s.batch, out.data(), W, /*accumulate=*/false);
+      if (later_h.defined()) {
+        cpu::bf16_product(dg_t + s.batch, rows, m, words(later_h), S, rows - s.batch, out.data(), W, /*accumulate=*/true);
+      }
+      cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
+    });
+  } else if (want_weights) {
+    d_weights = d_gates.new_zeros({G, W});
+  }
+  return {d_input, d_weights};
+}
+
 // The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
 // threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
 // with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
@@ -219,6 +386,9 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
+  if (type == at::kBFloat16 && cpu::bf16_products()) {
+    return bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  }
   const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
   const bool ours =
       (type == at::kFloat || type == at::kDouble) && cpu::own_products(type == at::kDouble, flops, int64_t{1} << 28);
@@ -262,8 +432,16 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
   return {d_input, d_weights};
 }
 
-constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
-constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
+// bfloat16 in its own recurrence where the CPU has its dot products, the others as above.
+void rounded_forward(Recurrence& r) {
+  if (runs_bf16(r)) return bf16_forward(r);
+  in_float<cpu_forward, kForwardWrites>(r);
+}
+
+void rounded_backward(Recurrence& r) {
+  if (runs_bf16(r)) return bf16_backward(r);
+  in_float<cpu_backward, kBackwardWrites>(r);
+}
 
 }  // namespace
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_products_are_own,
-                     cpu_recurrence, make_inputs, rel_err, requires_cuda)
+from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_bf16,
+                     cpu_products_are_own, cpu_recurrence, make_inputs, rel_err, requires_cuda)
 
 import lltm_jit
 from benchmarks import precision
@@ -234,6 +234,44 @@ def test_cpu_recurrence_is_the_best_here():
     avx512 = cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
     expected = "avx512" if avx512 else "mkl-packed" if packed else "sgemm" if has("sgemm_") else "aten"
     assert cpu_recurrence() == expected
+
+
+def test_cpu_bfloat16_kernel_is_the_cpus():
+    """bfloat16 runs its products on AVX512-BF16 where the CPU has it (the library's own answer)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    assert cpu_bf16() == (cpuinfo.exists() and " avx512_bf16" in cpuinfo.read_text())
+
+
+@pytest.mark.parametrize("state", [True, False], ids=["state", "zero state"])
+def test_cpu_bfloat16_runs_its_own_products(state, monkeypatch):
+    """Where the CPU has AVX512-BF16, a bfloat16 sequence's forward and backward call no ATen
+    product: the input projection, the steps' products and those after the recurrence all run
+    through the kernel, and the bias gradient is summed in the recurrence. The contrast, the
+    float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
+    if not cpu_bf16():
+        pytest.skip("the CPU has no AVX512-BF16")
+    args = make_sequence(5, 9, 5, 33, dtype=torch.bfloat16, seed=9)
+
+    def products():
+        output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None)
+        forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
+                                                                      args[:3]))
+        calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2])) + forward_and_backward
+        return sum(calls[name] for name in ("aten::mm", "aten::addmm", "aten::addmm_", "aten::mv"))
+
+    monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
+    assert products() == 0
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "packed")
+    assert products() > 0
+
+
+def test_cpu_bfloat16_odd_sizes_drift_no_more_than_eager():
+    """The bfloat16 kernel's tails: odd depths (features 5, state 33: a last pair of one value),
+    a last block of 3 columns of 32, row blocks of 5 and 4 on two threads; errors against float64
+    over 64 steps at most an eager loop's, as in test_low_precision_long_sequence."""
+    rows = precision.summary((64, 9, 5, 33), torch.bfloat16, range(2), "cpu")
+    for name, (ours, eager, _) in zip(NAMES, rows):
+        assert ours <= eager, name
 
 
 def test_noncontiguous(device):
