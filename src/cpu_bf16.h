@@ -24,9 +24,11 @@ void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t 
 void bf16_product(const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
                   int64_t ldc, bool accumulate);
 
-// dst (columns [first, end) of src, as rows of `rows`) = those columns of src (rows x cols,
-// row-major), transposed: the k-major A that bf16_product reads, from a matrix stored k-minor.
-void transpose_bf16(const uint16_t* src, int64_t rows, int64_t cols, int64_t first, int64_t end, uint16_t* dst);
+// The same with A (m x k) given as A^T (k x m) packed by pack_pairs into pair rows of lda words:
+// A's pair (r, p) is word p * lda + r. For an A stored k-minor (d_gates^T): packing its rows runs
+// at a copy's speed, a transposing copy of bfloat16 several times slower.
+void bf16_product_pairs(const uint32_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
+                        int64_t ldc, bool accumulate);
 
 // float to bfloat16 as c10::BFloat16 rounds (to nearest even; NaN to a quiet NaN), and back.
 void round_to_bf16(const float* x, uint16_t* y, int64_t count);

@@ -331,9 +331,8 @@ void in_float(Recurrence& r) {
 }
 
 // The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
-// d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, each thread
-// transposing its rows of d_gates^T (the kernel reads A along k), [h, input] packed along the
-// steps' rows.
+// d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
+// and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs).
 std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights) {
@@ -351,22 +350,28 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
     });
   }
   if (want_weights && rows > 0) {
+    // Split at the first step's rows, where h before the step changes from h0 to output: each part's
+    // pairs of rows stay within it, whatever the batch's parity.
     d_weights = d_gates.new_empty({G, W});
     const Tensor x = input.contiguous();
-    const Tensor from_x = pairs(x, bits(x), F, 1, rows, F);
-    const bool from_h0 = h0.defined();
-    const Tensor first_h = from_h0 ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
-    const Tensor later_h = s.time > 1 ? pairs(output, bits(output), S, 1, rows - s.batch, S) : Tensor();
+    const int64_t later = rows - s.batch;
+    const Tensor first_dg = pairs(d_gates, dg, G, 1, s.batch, G), first_x = pairs(x, bits(x), F, 1, s.batch, F);
+    const Tensor first_h = h0.defined() ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
+    const Tensor later_dg = later > 0 ? pairs(d_gates, dg + s.batch * G, G, 1, later, G) : Tensor();
+    const Tensor later_x = later > 0 ? pairs(x, bits(x) + s.batch * F, F, 1, later, F) : Tensor();
+    const Tensor later_h = later > 0 ? pairs(output, bits(output), S, 1, later, S) : Tensor();
     at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
       const int64_t m = end - begin;
       std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
-      std::vector<Bits> transposed(m * rows);  // this block's rows of d_gates^T
-      cpu::transpose_bf16(dg, rows, G, begin, end, transposed.data());
-      const Bits* dg_t = transposed.data();
-      cpu::bf16_product(dg_t, rows, m, words(from_x), F, rows, out.data() + S, W, /*accumulate=*/false);
-      if (from_h0) cpu::bf16_product(dg_t, rows, m, words(first_h), S, s.batch, out.data(), W, /*accumulate=*/false);
-      if (later_h.defined()) {
-        cpu::bf16_product(dg_t + s.batch, rows, m, words(later_h), S, rows - s.batch, out.data(), W, /*accumulate=*/true);
+      float* d_w_h = out.data();
+      float* d_w_x = out.data() + S;
+      cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_x), F, s.batch, d_w_x, W, false);
+      if (first_h.defined()) {
+        cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_h), S, s.batch, d_w_h, W, false);
+      }
+      if (later > 0) {
+        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_x), F, later, d_w_x, W, true);
+        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_h), S, later, d_w_h, W, true);
       }
       cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
     });
