@@ -1,7 +1,8 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
 // pass (the cell's, cell_cpu.h) per step each way. The products run on raw pointers through the
-// BLAS inside torch (cpu_blas.h) where it has one, with no ATen call inside the loop; through ATen
-// otherwise, and where lengths are given.
+// BLAS inside torch (cpu_blas.h) where it has one, bfloat16's through AVX512-BF16 (cpu_bf16.h)
+// where the CPU has it, with no ATen call inside the loop; through ATen otherwise, and where
+// lengths are given.
 #include "cell_cpu.h"
 #include "cpu_bf16.h"
 #include "cpu_blas.h"
@@ -306,7 +307,7 @@ void cpu_backward(Recurrence& r) {
   r.d_c.copy_(d_c);
 }
 
-// Half types run `recurrence` in float: the state and its gradients are not rounded between
+// Half types otherwise run `recurrence` in float: the state and its gradients are not rounded between
 // steps, only what the op returns or saves is, once. Each pre-activation, for one, is rounded
 // after its whole sum, as in the step op's (and eager's) one product over [h, input].
 using Field = Tensor Recurrence::*;
