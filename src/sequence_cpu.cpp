@@ -40,6 +40,14 @@ T* rows_of(const Tensor& t, int64_t offset) {
   return t.data_ptr<T>() + offset;
 }
 
+// Asks for `count` elements from p into the cache, a line at a time: the rows a thread reads at its
+// next step were written (by the input projection, by the forward) on whichever core ran them, and
+// each tile of the product otherwise starts on misses.
+template <typename T>
+void prefetch(const T* p, int64_t count) {
+  for (int64_t i = 0; i < count; i += 64 / sizeof(T)) __builtin_prefetch(p + i);
+}
+
 // The forward on raw pointers. gates holds the input projection; without cells, the new cell
 // state goes to two buffers in turn (the fused pass may not write over the state it reads).
 template <typename T>
@@ -61,6 +69,7 @@ void blas_forward(Recurrence& r, Blas blas) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       T* output = rows_of<T>(r.output, (t * B + begin) * S);
       T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
+      if (t + 1 < s.time) prefetch(gates + B * 3 * S, m * 3 * S);
       if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
       cpu::forward_rows(gates, c, output, new_c, m, S);
       h = output;
@@ -75,6 +84,41 @@ void blas_forward(Recurrence& r, Blas blas) {
   });
 }
 
+// The bias gradient summed in the recurrence from each step's gate gradients, a row of partial
+// sums (in T) a block of rows: no pass over all of d_gates after it (at::mv: 49 us at 16x32x128,
+// 1.06 ms at 64x256x512, benchmarks/NOTES.md, "Session 11").
+template <typename T>
+class BiasSums {
+ public:
+  BiasSums(const Recurrence& r, const Tensor& like)
+      : block_(row_block(r.sizes.batch)), width_(3 * r.sizes.state),
+        partial_(r.d_bias.defined() ? like.new_zeros({(r.sizes.batch + block_ - 1) / block_, width_},
+                                                     like.options().dtype(c10::CppTypeToScalarType<T>::value))
+                                    : Tensor()) {}
+
+  // Where the block of rows starting at `begin` sums; nullptr where no bias gradient is wanted.
+  T* row(int64_t begin) const {
+    return partial_.defined() ? partial_.data_ptr<T>() + begin / block_ * width_ : nullptr;
+  }
+
+  void add(T* sum, const T* d_gates, int64_t m) const {
+    if (sum == nullptr) return;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < width_; ++j) sum[j] += d_gates[i * width_ + j];
+    }
+  }
+
+  void finish(Recurrence& r) const {
+    if (!partial_.defined()) return;
+    r.d_bias.copy_(partial_.sum(0));
+    r.bias_summed = true;
+  }
+
+ private:
+  int64_t block_, width_;
+  Tensor partial_;
+};
+
 // The backward on raw pointers: each step's pre-activations become its gate gradients in place,
 // d_c that of the cell state before it, and d_h = d_gates W_h that of h before it.
 template <typename T>
@@ -88,21 +132,30 @@ void blas_backward(Recurrence& r, Blas blas) {
   const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, r.d_c.scalar_type());
   const Tensor c0 = r.c0.defined() ? r.c0 : d_c.new_zeros(d_c.sizes());
   const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
+  const BiasSums<T> bias(r, d_h);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     T* dh = rows_of<T>(d_h, begin * S);
     T* dc = rows_of<T>(d_c, begin * S);
+    T* bias_sum = bias.row(begin);
     for (int64_t t = s.time - 1; t >= 0; --t) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       const T* c_prev = t > 0 ? rows_of<T>(r.cells, ((t - 1) * B + begin) * S) : rows_of<T>(c0, begin * S);
+      if (t > 0) {
+        prefetch(gates - B * 3 * S, m * 3 * S);
+        if (t > 1) prefetch(c_prev - B * S, m * S);
+        if (grad_output.defined()) prefetch(grad_output.const_data_ptr<T>() + ((t - 1) * B + begin) * S, m * S);
+      }
       if (grad_output.defined()) {
         const T* g = grad_output.const_data_ptr<T>() + (t * B + begin) * S;
         for (int64_t i = 0; i < m * S; ++i) dh[i] += g[i];
       }
       cpu::backward_rows(dh, dc, gates, c_prev, gates, dc, m, S);
+      bias.add(bias_sum, gates, m);
       product(gates, 3 * S, m, dh, S, /*accumulate=*/false);
     }
   });
+  bias.finish(r);
 }
 
 template <typename T>
@@ -200,14 +253,13 @@ void bf16_backward(Recurrence& r) {
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, at::kFloat);
   const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, at::kFloat);
   const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
-  const int64_t block = row_block(B);
-  const Tensor partial = r.d_bias.defined() ? d_h.new_zeros({(B + block - 1) / block, G}) : Tensor();
+  const BiasSums<float> bias(r, d_h);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     std::vector<float> gates(m * G), state(m * S);
     float* dh = d_h.data_ptr<float>() + begin * S;
     float* dc = d_c.data_ptr<float>() + begin * S;
-    float* bias_sum = partial.defined() ? partial.data_ptr<float>() + begin / block * G : nullptr;
+    float* bias_sum = bias.row(begin);
     for (int64_t t = s.time - 1; t >= 0; --t) {
       const int64_t row = t * B + begin;
       if (grad_output.defined()) {
@@ -224,21 +276,14 @@ void bf16_backward(Recurrence& r) {
         std::fill(state.begin(), state.end(), 0.0f);
       }
       cpu::backward_rows(dh, dc, gates.data(), state.data(), gates.data(), dc, m, S);
-      if (bias_sum != nullptr) {
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < G; ++j) bias_sum[j] += gates[i * G + j];
-        }
-      }
+      bias.add(bias_sum, gates.data(), m);
       cpu::round_to_bf16(gates.data(), d_gates, m * G);
       cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/false);
     }
   });
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);
-  if (partial.defined()) {
-    r.d_bias.copy_(partial.sum(0));
-    r.bias_summed = true;
-  }
+  bias.finish(r);
 }
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
@@ -329,6 +374,7 @@ void in_float(Recurrence& r) {
   for (Field field : writes) {
     if ((r.*field).defined()) (r.*field).copy_(f.*field);
   }
+  r.bias_summed = f.bias_summed;  // into r.d_bias, which f shares
 }
 
 // The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:

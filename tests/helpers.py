@@ -133,6 +133,12 @@ def cpu_recurrence():
     return _cpu_library().lltm_jit_cpu_recurrence().decode()
 
 
+def cpu_recurrence_sums_bias(device):
+    """Whether the CPU's sequence backward sums the bias gradient in its recurrence, with no aten::mv
+    after it: its BLAS paths, all but LLTM_JIT_CPU_RECURRENCE=aten and a build with no BLAS."""
+    return device == "cpu" and os.environ.get("LLTM_JIT_CPU_RECURRENCE") != "aten" and cpu_recurrence() != "aten"
+
+
 def cpu_products_are_own(device):
     """Whether the CPU's products (the step's backward, the sequence's after its recurrence) run
     through its AVX-512 kernel, where the profiler counts no aten::mm: on the CPU where it has
