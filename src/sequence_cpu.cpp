@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace lltm {
@@ -57,7 +58,18 @@ void blas_forward(Recurrence& r, Blas blas) {
   // gates += h W_h^T, W_h the first S columns of weights (3S x (S + F)).
   const Tensor weights = r.weights.contiguous();
   const RecurrentProduct<T> product(blas, weights.const_data_ptr<T>(), S + s.features, /*transposed=*/true, 3 * S, S);
-  project_input(r);
+  // With our kernel, each thread projects its own rows' input at each step, just before h W_h^T:
+  // the rows are then in its cache for the step (from one product over all steps, on MKL's split
+  // of the rows, they came from the other core's), and no MKL region runs before the recurrence.
+  const bool own_projection = blas == Blas::kAvx512;
+  std::optional<RecurrentProduct<T>> projection;
+  const Tensor input = r.input.contiguous(), bias = r.bias.contiguous();
+  if (own_projection) {
+    projection.emplace(blas, weights.const_data_ptr<T>() + S, S + s.features, /*transposed=*/true, 3 * S,
+                       s.features);
+  } else {
+    project_input(r);
+  }
   const bool keep = r.cells.defined();
   const Tensor c0 = r.c0.defined() ? r.c0 : r.c_n.new_zeros(r.c_n.sizes());
   const Tensor buffers = keep ? Tensor() : r.c_n.new_empty({2, B, S});
@@ -69,7 +81,13 @@ void blas_forward(Recurrence& r, Blas blas) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       T* output = rows_of<T>(r.output, (t * B + begin) * S);
       T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
-      if (t + 1 < s.time) prefetch(gates + B * 3 * S, m * 3 * S);
+      if (own_projection) {
+        for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<T>(), 3 * S, gates + i * 3 * S);
+        (*projection)(input.const_data_ptr<T>() + (t * B + begin) * s.features, s.features, m, gates, 3 * S,
+                      /*accumulate=*/true);
+      } else if (t + 1 < s.time) {
+        prefetch(gates + B * 3 * S, m * 3 * S);
+      }
       if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
       cpu::forward_rows(gates, c, output, new_c, m, S);
       h = output;
@@ -430,10 +448,10 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
 
 // The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
 // threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
-// with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
-// (up to 2^28 FLOP for d_weights): the kernel does not block the depth for the caches, and re-reads
-// d_gates for every block of 32 columns, so that large products run faster in MKL and small
-// ones here (benchmarks/NOTES.md, "The CPU path against nn.LSTM").
+// with h before each step (h0, or zeros, then output[t - 1]) read in place. d_weights up to 2^28
+// FLOP only: the kernel does not block the depth for the caches, and reads d_gates transposed, 8
+// values a row of it at each k, so that large ones run faster in MKL (benchmarks/NOTES.md, "The
+// CPU path against nn.LSTM" and "Session 11").
 std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {
@@ -441,14 +459,19 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
   if (type == at::kBFloat16 && cpu::bf16_products()) {
     return bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
   }
-  const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
-  const bool ours =
-      (type == at::kFloat || type == at::kDouble) && cpu::own_products(type == at::kDouble, flops, int64_t{1} << 28);
-  if (!ours) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  const bool is_double = type == at::kDouble;
+  const bool kernel = (type == at::kFloat || is_double) && cpu::own_products(is_double, 0, 0);
+  if (!kernel) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  // d_input at every size, in blocks of 64 rows (W_x's block of 32 columns, G deep, stays in L2 while
+  // they pass); d_weights, which reads d_gates transposed, up to 2^28 FLOP.
+  const bool own_weights = cpu::own_products(is_double, 2 * d_gates.numel() * (s.state + s.features), int64_t{1} << 28);
   const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
   const Tensor x = input.contiguous(), w = weights.contiguous();
   Tensor d_input = want_input ? input.new_empty({s.time, s.batch, F}) : Tensor();
-  Tensor d_weights = want_weights ? d_gates.new_empty({G, W}) : Tensor();
+  Tensor d_weights;
+  if (want_weights) {
+    d_weights = own_weights ? d_gates.new_empty({G, W}) : sequence_weights_gradient(s, d_gates, input, h0, output);
+  }
   dispatch(type, "lltm_sequence_backward_cpu", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -456,11 +479,15 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
       if (want_input) {
         T* out = d_input.data_ptr<T>();
         const T* w_x = w.const_data_ptr<T>() + S;
+        constexpr int64_t kRows = 64;
         at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
-          cpu::avx512_product(dg + begin * G, G, 1, end - begin, w_x, W, F, G, out + begin * F, F, false);
+          for (int64_t r = begin; r < end; r += kRows) {
+            const int64_t m = std::min(kRows, end - r);
+            cpu::avx512_product(dg + r * G, G, 1, m, w_x, W, F, G, out + r * F, F, false);
+          }
         });
       }
-      if (want_weights) {
+      if (want_weights && own_weights) {
         T* out = d_weights.data_ptr<T>();
         const T* xp = x.const_data_ptr<T>();
         const T* later = output.const_data_ptr<T>();  // h before steps 1..time-1

@@ -166,7 +166,8 @@ def test_default_state_is_no_tensor(device):
 
     forward = aten_calls(lambda: lltm_sequence(input, weights, bias))
     backward, with_state = backward_calls(None), backward_calls((h0, c0))
-    if cpu_products_are_own(device):
+    if cpu_products_are_own(device):  # and the forward's input projection, a thread's rows at each step
+        assert forward["aten::addmm"] == 0
         assert backward["aten::mm"] == with_state["aten::mm"] == with_state["aten::addmm_"] == 0
     else:
         assert backward["aten::mm"] == with_state["aten::mm"] == 3  # d_input, W_x's, W_h's (or its first step's)
@@ -440,6 +441,24 @@ def flat(fn):
         output, (h_n, c_n) = fn(input, weights, bias, (h0, c0))
         return output, h_n, c_n
     return run
+
+
+def test_cpu_large_products_split_between_kernel_and_mkl():
+    """Past 2^28 FLOP for d_weights (64 x 64 x 32 x 128: 2^28.9) the CPU's kernel still runs d_input
+    and ATen's products (MKL) run d_weights, two mm and an addmm_; every gradient as the reference's
+    in float64."""
+    if not cpu_products_are_own("cpu"):
+        pytest.skip("the CPU's products run through ATen here")
+    args = make_sequence(64, 64, 32, 128, seed=12)
+    output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]))
+    grad = torch.randn_like(output)
+    ours = []
+    calls = aten_calls(lambda: ours.extend(torch.autograd.grad(output, args, grad)))
+    assert (calls["aten::mm"], calls["aten::addmm_"], calls["aten::mv"]) == (2, 1, 0)
+    ref_output, _ = reference_lltm_sequence(args[0], args[1], args[2], tuple(args[3:]))
+    assert rel_err(output, ref_output) < 1e-10
+    for a, b in zip(ours, torch.autograd.grad(ref_output, args, grad), strict=True):
+        assert rel_err(a, b) < 1e-10
 
 
 def test_gradients_autograd_grad_was_asked_for(device):
