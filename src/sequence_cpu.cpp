@@ -462,8 +462,8 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
   const bool is_double = type == at::kDouble;
   const bool kernel = (type == at::kFloat || is_double) && cpu::own_products(is_double, 0, 0);
   if (!kernel) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
-  // d_input at every size, in blocks of 64 rows (W_x's block of 32 columns, G deep, stays in L2 while
-  // they pass); d_weights, which reads d_gates transposed, up to 2^28 FLOP.
+  // d_input at every size, W_x in the kernel's panels, in blocks of 64 rows (a panel, G deep, stays
+  // in L2 while they pass); d_weights, which reads d_gates transposed, up to 2^28 FLOP.
   const bool own_weights = cpu::own_products(is_double, 2 * d_gates.numel() * (s.state + s.features), int64_t{1} << 28);
   const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
   const Tensor x = input.contiguous(), w = weights.contiguous();
@@ -478,12 +478,11 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
       const T* dg = d_gates.const_data_ptr<T>();
       if (want_input) {
         T* out = d_input.data_ptr<T>();
-        const T* w_x = w.const_data_ptr<T>() + S;
+        const RecurrentProduct<T> w_x(Blas::kAvx512, w.const_data_ptr<T>() + S, W, /*transposed=*/false, F, G);
         constexpr int64_t kRows = 64;
         at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; r += kRows) {
-            const int64_t m = std::min(kRows, end - r);
-            cpu::avx512_product(dg + r * G, G, 1, m, w_x, W, F, G, out + r * F, F, false);
+            w_x(dg + r * G, G, std::min(kRows, end - r), out + r * F, F, /*accumulate=*/false);
           }
         });
       }
