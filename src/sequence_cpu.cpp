@@ -119,10 +119,11 @@ class BiasSums {
     return partial_.defined() ? partial_.data_ptr<T>() + begin / block_ * width_ : nullptr;
   }
 
-  void add(T* sum, const T* d_gates, int64_t m) const {
+  void add(T* __restrict__ sum, const T* __restrict__ d_gates, int64_t m) const {
     if (sum == nullptr) return;
+    const int64_t width = width_;
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < width_; ++j) sum[j] += d_gates[i * width_ + j];
+      for (int64_t j = 0; j < width; ++j) sum[j] += d_gates[i * width + j];
     }
   }
 
