@@ -32,8 +32,8 @@ namespace {
 // A tile of up to 8 rows of C by 32 floats (16 doubles) stays in 16 of the 32 vector registers
 // through the whole k loop: two loads of B's row and 8 broadcasts of A per k for 16 FMAs. Columns
 // outside, rows inside: a column block of B (k x 128 bytes) stays in L1/L2 for every row. B is read
-// in place where its rows run along n (the backward's W_h; the step's weights and state); W_h^T, the
-// forward's, is copied once per call.
+// in place by avx512_product (the step's weights and state, d_weights' [h, x]); RecurrentProduct
+// copies op(W) once per call into panels (panel_product).
 #define LLTM_AVX512 __attribute__((target("avx512f,fma")))
 
 template <typename T>
@@ -106,6 +106,25 @@ Mask<T> first_lanes(int64_t count) {
 bool has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
   return has;
+}
+
+// C (m x n) (+)= A B with B in panels (RecurrentProduct's layout): panel p holds columns 32p..32p+31
+// (doubles: 16) of every row of B, k x 32 contiguous, the last zero-padded, so that B's loads need no
+// mask and a panel's rows, 128 bytes apart, fall in every cache set. Read in place, B's rows lay a
+// whole row of B apart (2-6 KB at 64x256x512), in a few of L1's sets: d_gates W_x ran at 79 GFLOP/s
+// in place and 110 from panels, single thread (benchmarks/NOTES.md, "Session 11").
+template <typename T>
+void panel_product(const T* a, int64_t lda, int64_t m, const T* panels, int64_t n, int64_t k, T* c, int64_t ldc,
+                   bool accumulate) {
+  for (int64_t first = 0; first < n; first += kPanel<T>) {
+    const int64_t columns = std::min<int64_t>(kPanel<T>, n - first);
+    const Mask<T> lo = first_lanes<T>(columns), hi = first_lanes<T>(columns - kLanes<T>);
+    const T* b = panels + first * k;
+    for (int64_t r = 0; r < m; r += kTileRows) {
+      kTiles<true, T>[std::min<int64_t>(kTileRows, m - r)](a + r * lda, lda, 1, b, kPanel<T>, k, c + r * ldc + first,
+                                                           ldc, lo, hi, accumulate);
+    }
+  }
 }
 #else
 bool has_avx512() { return false; }
@@ -217,13 +236,30 @@ template <typename T>
 RecurrentProduct<T>::RecurrentProduct(Blas blas, const T* w, int64_t ld, bool transposed, int64_t n, int64_t k)
     : blas_(blas), w_(w), ld_(ld), n_(n), k_(k), transposed_(transposed) {
   if (blas_ == Blas::kAvx512) {
-    if (!transposed) return;  // W (k x n) is read in place
-    // W^T (k x n), row-major: what the kernel reads.
-    T* out = static_cast<T*>(packed_ = std::aligned_alloc(64, (k * n * sizeof(T) + 63) / 64 * 64));
+#if LLTM_HAS_AVX512_KERNEL
+    // op(W) (k x n) in panels (panel_product); a panel's element (i, j) is op(W)(i, first + j). W is
+    // read along its rows either way (down its columns, W^T's copy took about as long as the first
+    // few steps).
+    const int64_t panels = (n + kPanel<T> - 1) / kPanel<T>;
+    const size_t bytes = panels * kPanel<T> * k * sizeof(T);
+    T* out = static_cast<T*>(packed_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64));
     if (out == nullptr) throw std::bad_alloc();
-    for (int64_t i = 0; i < k; ++i) {
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] = w[j * ld + i];
+    for (int64_t p = 0; p < panels; ++p) {
+      T* panel = out + p * kPanel<T> * k;
+      const int64_t first = p * kPanel<T>, columns = std::min<int64_t>(kPanel<T>, n - first);
+      if (columns < kPanel<T>) std::fill_n(panel, kPanel<T> * k, T(0));
+      if (transposed) {  // W (n x k): its row `first + j` is the panel's column j, 16 of k at a time
+        for (int64_t i0 = 0; i0 < k; i0 += 16) {
+          const int64_t i1 = std::min<int64_t>(k, i0 + 16);
+          for (int64_t j = 0; j < columns; ++j) {
+            for (int64_t i = i0; i < i1; ++i) panel[i * kPanel<T> + j] = w[(first + j) * ld + i];
+          }
+        }
+      } else {
+        for (int64_t i = 0; i < k; ++i) std::copy_n(w + i * ld + first, columns, panel + i * kPanel<T>);
+      }
     }
+#endif
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
@@ -246,8 +282,10 @@ template <typename T>
 void RecurrentProduct<T>::operator()(const T* a, int64_t lda, int64_t m, T* c, int64_t ldc, bool accumulate) const {
   if (m == 0 || n_ == 0) return;
   if (blas_ == Blas::kAvx512) {
-    const T* b = transposed_ ? static_cast<const T*>(packed_) : w_;
-    return avx512_product(a, lda, 1, m, b, transposed_ ? n_ : ld_, n_, k_, c, ldc, accumulate);
+#if LLTM_HAS_AVX512_KERNEL
+    panel_product(a, lda, m, static_cast<const T*>(packed_), n_, k_, c, ldc, accumulate);
+#endif
+    return;
   }
   const int rows = static_cast<int>(m), n = static_cast<int>(n_), k = static_cast<int>(k_);
   const int ld = static_cast<int>(ld_), a_ld = static_cast<int>(lda), c_ld = static_cast<int>(ldc);

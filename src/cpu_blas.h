@@ -22,8 +22,9 @@ enum class Blas : int { kAvx512, kPacked, kGemm, kNone };
 Blas recurrence_blas(bool is_double, int64_t largest_dimension);
 
 // C (m x n) = A (m x k) op(W) (+ C where accumulate), all row-major with leading dimensions:
-// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (W^T copied
-// for kAvx512, packed for kPacked) and read by every call, from any thread, for any m.
+// op(W) = W^T for W (n x k) where transposed, else W (k x n). W is prepared once (op(W) copied in
+// panels of 32 columns for kAvx512, packed for kPacked) and read by every call, from any thread,
+// for any m.
 // blas: one that recurrence_blas returned. (MKL advises packing with as many threads as compute;
 // that is for speed, and setting it here through mkl_set_num_threads_local is not possible:
 // torch's build exports that name as the Fortran entry.)

@@ -1,8 +1,10 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
 // pass (the cell's, cell_cpu.h) per step each way. The products run on raw pointers through the
-// BLAS inside torch (cpu_blas.h) where it has one, with no ATen call inside the loop; through ATen
-// otherwise, and where lengths are given.
+// BLAS inside torch (cpu_blas.h) where it has one, bfloat16's through AVX512-BF16 (cpu_bf16.h)
+// where the CPU has it, with no ATen call inside the loop; through ATen otherwise, and where
+// lengths are given.
 #include "cell_cpu.h"
+#include "cpu_bf16.h"
 #include "cpu_blas.h"
 #include "kernels.h"
 #include "sequence.h"
@@ -11,6 +13,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 namespace lltm {
 namespace {
@@ -22,15 +26,27 @@ using cpu::RecurrentProduct;
 // a row's recurrence reads only its own h and c, so the threads never wait for each other within a
 // call. MKL, called inside the parallel region, runs each product on the calling thread; a single
 // block (one thread, or one row) runs outside it, where MKL may use its own threads.
+int64_t row_block(int64_t batch) {
+  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
+  return std::max<int64_t>(1, (batch + threads - 1) / threads);
+}
+
 template <typename F>
 void over_row_blocks(int64_t batch, const F& f) {
-  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
-  at::parallel_for(0, batch, (batch + threads - 1) / threads, f);
+  at::parallel_for(0, batch, row_block(batch), f);
 }
 
 template <typename T>
 T* rows_of(const Tensor& t, int64_t offset) {
   return t.data_ptr<T>() + offset;
+}
+
+// Asks for `count` elements from p into the cache, a line at a time: the rows a thread reads at its
+// next step were written (by the input projection, by the forward) on whichever core ran them, and
+// each tile of the product otherwise starts on misses.
+template <typename T>
+void prefetch(const T* p, int64_t count) {
+  for (int64_t i = 0; i < count; i += 64 / sizeof(T)) __builtin_prefetch(p + i);
 }
 
 // The forward on raw pointers. gates holds the input projection; without cells, the new cell
@@ -42,7 +58,18 @@ void blas_forward(Recurrence& r, Blas blas) {
   // gates += h W_h^T, W_h the first S columns of weights (3S x (S + F)).
   const Tensor weights = r.weights.contiguous();
   const RecurrentProduct<T> product(blas, weights.const_data_ptr<T>(), S + s.features, /*transposed=*/true, 3 * S, S);
-  project_input(r);
+  // With our kernel, each thread projects its own rows' input at each step, just before h W_h^T:
+  // the rows are then in its cache for the step (from one product over all steps, on MKL's split
+  // of the rows, they came from the other core's), and no MKL region runs before the recurrence.
+  const bool own_projection = blas == Blas::kAvx512;
+  std::optional<RecurrentProduct<T>> projection;
+  const Tensor input = r.input.contiguous(), bias = r.bias.contiguous();
+  if (own_projection) {
+    projection.emplace(blas, weights.const_data_ptr<T>() + S, S + s.features, /*transposed=*/true, 3 * S,
+                       s.features);
+  } else {
+    project_input(r);
+  }
   const bool keep = r.cells.defined();
   const Tensor c0 = r.c0.defined() ? r.c0 : r.c_n.new_zeros(r.c_n.sizes());
   const Tensor buffers = keep ? Tensor() : r.c_n.new_empty({2, B, S});
@@ -54,6 +81,13 @@ void blas_forward(Recurrence& r, Blas blas) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       T* output = rows_of<T>(r.output, (t * B + begin) * S);
       T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
+      if (own_projection) {
+        for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<T>(), 3 * S, gates + i * 3 * S);
+        (*projection)(input.const_data_ptr<T>() + (t * B + begin) * s.features, s.features, m, gates, 3 * S,
+                      /*accumulate=*/true);
+      } else if (t + 1 < s.time) {
+        prefetch(gates + B * 3 * S, m * 3 * S);
+      }
       if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
       cpu::forward_rows(gates, c, output, new_c, m, S);
       h = output;
@@ -68,6 +102,42 @@ void blas_forward(Recurrence& r, Blas blas) {
   });
 }
 
+// The bias gradient summed in the recurrence from each step's gate gradients, a row of partial
+// sums (in T) a block of rows: no pass over all of d_gates after it (at::mv: 49 us at 16x32x128,
+// 1.06 ms at 64x256x512, benchmarks/NOTES.md, "Session 11").
+template <typename T>
+class BiasSums {
+ public:
+  BiasSums(const Recurrence& r, const Tensor& like)
+      : block_(row_block(r.sizes.batch)), width_(3 * r.sizes.state),
+        partial_(r.d_bias.defined() ? like.new_zeros({(r.sizes.batch + block_ - 1) / block_, width_},
+                                                     like.options().dtype(c10::CppTypeToScalarType<T>::value))
+                                    : Tensor()) {}
+
+  // Where the block of rows starting at `begin` sums; nullptr where no bias gradient is wanted.
+  T* row(int64_t begin) const {
+    return partial_.defined() ? partial_.data_ptr<T>() + begin / block_ * width_ : nullptr;
+  }
+
+  void add(T* __restrict__ sum, const T* __restrict__ d_gates, int64_t m) const {
+    if (sum == nullptr) return;
+    const int64_t width = width_;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < width; ++j) sum[j] += d_gates[i * width + j];
+    }
+  }
+
+  void finish(Recurrence& r) const {
+    if (!partial_.defined()) return;
+    r.d_bias.copy_(partial_.sum(0));
+    r.bias_summed = true;
+  }
+
+ private:
+  int64_t block_, width_;
+  Tensor partial_;
+};
+
 // The backward on raw pointers: each step's pre-activations become its gate gradients in place,
 // d_c that of the cell state before it, and d_h = d_gates W_h that of h before it.
 template <typename T>
@@ -81,21 +151,30 @@ void blas_backward(Recurrence& r, Blas blas) {
   const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, r.d_c.scalar_type());
   const Tensor c0 = r.c0.defined() ? r.c0 : d_c.new_zeros(d_c.sizes());
   const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
+  const BiasSums<T> bias(r, d_h);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     T* dh = rows_of<T>(d_h, begin * S);
     T* dc = rows_of<T>(d_c, begin * S);
+    T* bias_sum = bias.row(begin);
     for (int64_t t = s.time - 1; t >= 0; --t) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       const T* c_prev = t > 0 ? rows_of<T>(r.cells, ((t - 1) * B + begin) * S) : rows_of<T>(c0, begin * S);
+      if (t > 0) {
+        prefetch(gates - B * 3 * S, m * 3 * S);
+        if (t > 1) prefetch(c_prev - B * S, m * S);
+        if (grad_output.defined()) prefetch(grad_output.const_data_ptr<T>() + ((t - 1) * B + begin) * S, m * S);
+      }
       if (grad_output.defined()) {
         const T* g = grad_output.const_data_ptr<T>() + (t * B + begin) * S;
         for (int64_t i = 0; i < m * S; ++i) dh[i] += g[i];
       }
       cpu::backward_rows(dh, dc, gates, c_prev, gates, dc, m, S);
+      bias.add(bias_sum, gates, m);
       product(gates, 3 * S, m, dh, S, /*accumulate=*/false);
     }
   });
+  bias.finish(r);
 }
 
 template <typename T>
@@ -117,6 +196,113 @@ bool try_blas(Recurrence& r, bool backward) {
     case at::kDouble: return blas_recurrence<double>(r, backward);
     default: return false;
   }
+}
+
+// bfloat16's recurrence where the CPU has AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
+// sums in float, as torch's own bfloat16 matmul; the pre-activations and the cell state in float
+// within a step, each rounded once where the op saves or returns it. h enters the next product as
+// the op returns it (bfloat16), as in an eager loop. Lengths stay on the ATen path (in float).
+using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
+
+const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
+Bits* mutable_bits(const Tensor& t) { return reinterpret_cast<Bits*>(t.data_ptr<at::BFloat16>()); }
+
+bool runs_bf16(const Recurrence& r) {
+  return r.weights.scalar_type() == at::kBFloat16 && !r.lengths.defined() && cpu::bf16_products();
+}
+
+// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product; over the threads where
+// it is large.
+Tensor pairs(const Tensor& like, const Bits* w, int64_t row, int64_t col, int64_t k, int64_t n) {
+  const int64_t count = (k + 1) / 2;
+  Tensor out = like.new_empty({count, n}, like.options().dtype(at::kInt));
+  uint32_t* p = reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>());
+  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)),
+                   [&](int64_t begin, int64_t end) { cpu::pack_pairs(w, row, col, k, n, p, begin, end); });
+  return out;
+}
+
+const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint32_t*>(packed.const_data_ptr<int32_t>()); }
+
+void bf16_forward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch, F = s.features, G = 3 * S, W = S + F;
+  const Tensor weights = r.weights.contiguous(), input = r.input.contiguous();
+  // gates = bias + x W_x^T + h W_h^T, op(W) = W^T from weights (3S x (S + F)) rows.
+  const Tensor w_h = pairs(weights, bits(weights), 1, W, S, G), w_x = pairs(weights, bits(weights) + S, 1, W, F, G);
+  const Tensor bias = r.bias.to(at::kFloat).contiguous();
+  const bool keep = r.cells.defined();
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    std::vector<float> gates(m * G), h(m * S), cells(2 * m * S);
+    float *c = cells.data(), *new_c = c + m * S;
+    if (r.c0.defined()) cpu::widen_bf16(bits(r.c0) + begin * S, c, m * S);
+    const Bits* h_prev = r.h0.defined() ? bits(r.h0) + begin * S : nullptr;  // nullptr: zeros
+    for (int64_t t = 0; t < s.time; ++t) {
+      const int64_t row = t * B + begin;
+      for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<float>(), G, gates.data() + i * G);
+      cpu::bf16_product(bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
+      if (h_prev != nullptr) {
+        cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
+      }
+      cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
+      Bits* output = mutable_bits(r.output) + row * S;
+      cpu::round_to_bf16(h.data(), output, m * S);
+      if (keep) {
+        cpu::round_to_bf16(gates.data(), mutable_bits(r.gates) + row * G, m * G);
+        cpu::round_to_bf16(new_c, mutable_bits(r.cells) + row * S, m * S);
+      }
+      h_prev = output;
+      std::swap(c, new_c);
+    }
+    Bits* h_n = mutable_bits(r.h_n) + begin * S;
+    h_prev == nullptr ? std::fill_n(h_n, m * S, Bits{0}) : std::copy_n(h_prev, m * S, h_n);
+    cpu::round_to_bf16(c, mutable_bits(r.c_n) + begin * S, m * S);
+  });
+}
+
+// The backward: d_h and d_c carried in float; each step's gate gradients rounded into gates (the
+// products after the recurrence read them) and summed unrounded for the bias gradient, a row of
+// partial sums a block of rows.
+void bf16_backward(Recurrence& r) {
+  const SequenceSizes& s = r.sizes;
+  const int64_t S = s.state, B = s.batch, G = 3 * S, W = S + s.features;
+  const Tensor weights = r.weights.contiguous();
+  const Tensor w_h = pairs(weights, bits(weights), W, 1, G, S);  // d_h = d_gates W_h
+  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, at::kFloat);
+  const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, at::kFloat);
+  const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
+  const BiasSums<float> bias(r, d_h);
+  over_row_blocks(B, [&](int64_t begin, int64_t end) {
+    const int64_t m = end - begin;
+    std::vector<float> gates(m * G), state(m * S);
+    float* dh = d_h.data_ptr<float>() + begin * S;
+    float* dc = d_c.data_ptr<float>() + begin * S;
+    float* bias_sum = bias.row(begin);
+    for (int64_t t = s.time - 1; t >= 0; --t) {
+      const int64_t row = t * B + begin;
+      if (grad_output.defined()) {
+        cpu::widen_bf16(bits(grad_output) + row * S, state.data(), m * S);
+        for (int64_t i = 0; i < m * S; ++i) dh[i] += state[i];
+      }
+      Bits* d_gates = mutable_bits(r.gates) + row * G;
+      cpu::widen_bf16(d_gates, gates.data(), m * G);
+      if (t > 0) {
+        cpu::widen_bf16(bits(r.cells) + (row - B) * S, state.data(), m * S);
+      } else if (r.c0.defined()) {
+        cpu::widen_bf16(bits(r.c0) + begin * S, state.data(), m * S);
+      } else {
+        std::fill(state.begin(), state.end(), 0.0f);
+      }
+      cpu::backward_rows(dh, dc, gates.data(), state.data(), gates.data(), dc, m, S);
+      bias.add(bias_sum, gates.data(), m);
+      cpu::round_to_bf16(gates.data(), d_gates, m * G);
+      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/false);
+    }
+  });
+  r.d_h.copy_(d_h);
+  r.d_c.copy_(d_c);
+  bias.finish(r);
 }
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
@@ -185,7 +371,7 @@ void cpu_backward(Recurrence& r) {
   r.d_c.copy_(d_c);
 }
 
-// Half types run `recurrence` in float: the state and its gradients are not rounded between
+// Half types otherwise run `recurrence` in float: the state and its gradients are not rounded between
 // steps, only what the op returns or saves is, once. Each pre-activation, for one, is rounded
 // after its whole sum, as in the step op's (and eager's) one product over [h, input].
 using Field = Tensor Recurrence::*;
@@ -207,38 +393,101 @@ void in_float(Recurrence& r) {
   for (Field field : writes) {
     if ((r.*field).defined()) (r.*field).copy_(f.*field);
   }
+  r.bias_summed = f.bias_summed;  // into r.d_bias, which f shares
+}
+
+// The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
+// d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
+// and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs).
+std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                                 const Tensor& weights, const Tensor& h0, const Tensor& output,
+                                                 bool want_input, bool want_weights) {
+  const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
+  const Tensor w = weights.contiguous();
+  const Bits* dg = bits(d_gates);
+  Tensor d_input, d_weights;
+  if (want_input) {
+    d_input = input.new_empty({s.time, s.batch, F});
+    const Tensor w_x = pairs(w, bits(w) + S, W, 1, G, F);
+    at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+      std::vector<float> out((end - begin) * F);
+      cpu::bf16_product(dg + begin * G, G, end - begin, words(w_x), F, G, out.data(), F, /*accumulate=*/false);
+      cpu::round_to_bf16(out.data(), mutable_bits(d_input) + begin * F, (end - begin) * F);
+    });
+  }
+  if (want_weights && rows > 0) {
+    // Split at the first step's rows, where h before the step changes from h0 to output: each part's
+    // pairs of rows stay within it, whatever the batch's parity.
+    d_weights = d_gates.new_empty({G, W});
+    const Tensor x = input.contiguous();
+    const int64_t later = rows - s.batch;
+    const Tensor first_dg = pairs(d_gates, dg, G, 1, s.batch, G), first_x = pairs(x, bits(x), F, 1, s.batch, F);
+    const Tensor first_h = h0.defined() ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
+    const Tensor later_dg = later > 0 ? pairs(d_gates, dg + s.batch * G, G, 1, later, G) : Tensor();
+    const Tensor later_x = later > 0 ? pairs(x, bits(x) + s.batch * F, F, 1, later, F) : Tensor();
+    const Tensor later_h = later > 0 ? pairs(output, bits(output), S, 1, later, S) : Tensor();
+    at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
+      const int64_t m = end - begin;
+      std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
+      float* d_w_h = out.data();
+      float* d_w_x = out.data() + S;
+      cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_x), F, s.batch, d_w_x, W, false);
+      if (first_h.defined()) {
+        cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_h), S, s.batch, d_w_h, W, false);
+      }
+      if (later > 0) {
+        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_x), F, later, d_w_x, W, true);
+        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_h), S, later, d_w_h, W, true);
+      }
+      cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
+    });
+  } else if (want_weights) {
+    d_weights = d_gates.new_zeros({G, W});
+  }
+  return {d_input, d_weights};
 }
 
 // The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
 // threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
-// with h before each step (h0, or zeros, then output[t - 1]) read in place. Small products only
-// (up to 2^28 FLOP for d_weights): the kernel does not block the depth for the caches, and re-reads
-// d_gates for every block of 32 columns, so that large products run faster in MKL and small
-// ones here (benchmarks/NOTES.md, "The CPU path against nn.LSTM").
+// with h before each step (h0, or zeros, then output[t - 1]) read in place. d_weights up to 2^28
+// FLOP only: the kernel does not block the depth for the caches, and reads d_gates transposed, 8
+// values a row of it at each k, so that large ones run faster in MKL (benchmarks/NOTES.md, "The
+// CPU path against nn.LSTM" and "Session 11").
 std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
-  const int64_t flops = 2 * d_gates.numel() * (s.state + s.features);
-  const bool ours =
-      (type == at::kFloat || type == at::kDouble) && cpu::own_products(type == at::kDouble, flops, int64_t{1} << 28);
-  if (!ours) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  if (type == at::kBFloat16 && cpu::bf16_products()) {
+    return bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  }
+  const bool is_double = type == at::kDouble;
+  const bool kernel = (type == at::kFloat || is_double) && cpu::own_products(is_double, 0, 0);
+  if (!kernel) return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  // d_input at every size, W_x in the kernel's panels, in blocks of 64 rows (a panel, G deep, stays
+  // in L2 while they pass); d_weights, which reads d_gates transposed, up to 2^28 FLOP.
+  const bool own_weights = cpu::own_products(is_double, 2 * d_gates.numel() * (s.state + s.features), int64_t{1} << 28);
   const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
   const Tensor x = input.contiguous(), w = weights.contiguous();
   Tensor d_input = want_input ? input.new_empty({s.time, s.batch, F}) : Tensor();
-  Tensor d_weights = want_weights ? d_gates.new_empty({G, W}) : Tensor();
+  Tensor d_weights;
+  if (want_weights) {
+    d_weights = own_weights ? d_gates.new_empty({G, W}) : sequence_weights_gradient(s, d_gates, input, h0, output);
+  }
   dispatch(type, "lltm_sequence_backward_cpu", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       const T* dg = d_gates.const_data_ptr<T>();
       if (want_input) {
         T* out = d_input.data_ptr<T>();
-        const T* w_x = w.const_data_ptr<T>() + S;
+        const RecurrentProduct<T> w_x(Blas::kAvx512, w.const_data_ptr<T>() + S, W, /*transposed=*/false, F, G);
+        constexpr int64_t kRows = 64;
         at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
-          cpu::avx512_product(dg + begin * G, G, 1, end - begin, w_x, W, F, G, out + begin * F, F, false);
+          for (int64_t r = begin; r < end; r += kRows) {
+            w_x(dg + r * G, G, std::min(kRows, end - r), out + r * F, F, /*accumulate=*/false);
+          }
         });
       }
-      if (want_weights) {
+      if (want_weights && own_weights) {
         T* out = d_weights.data_ptr<T>();
         const T* xp = x.const_data_ptr<T>();
         const T* later = output.const_data_ptr<T>();  // h before steps 1..time-1
@@ -262,8 +511,16 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
   return {d_input, d_weights};
 }
 
-constexpr auto rounded_forward = in_float<cpu_forward, kForwardWrites>;
-constexpr auto rounded_backward = in_float<cpu_backward, kBackwardWrites>;
+// bfloat16 in its own recurrence where the CPU has its dot products, the others as above.
+void rounded_forward(Recurrence& r) {
+  if (runs_bf16(r)) return bf16_forward(r);
+  in_float<cpu_forward, kForwardWrites>(r);
+}
+
+void rounded_backward(Recurrence& r) {
+  if (runs_bf16(r)) return bf16_backward(r);
+  in_float<cpu_backward, kBackwardWrites>(r);
+}
 
 }  // namespace
 

@@ -111,19 +111,32 @@ def assert_partial_gradients(ours, ref, args, products):
     assert {name: calls[name] for name in products} == products
 
 
+def cpu_bf16():
+    """Whether the CPU's bfloat16 products run through the library's AVX512-BF16 kernel by default
+    here (the library's own answer)."""
+    return _cpu_library().lltm_jit_cpu_bf16()
+
+
 @functools.cache
-def _cpu_recurrence_default():
+def _cpu_library():
     import lltm_jit
 
     library = ctypes.CDLL(lltm_jit.build_info()["library"])
     library.lltm_jit_cpu_recurrence.restype = ctypes.c_char_p
-    return library.lltm_jit_cpu_recurrence().decode()
+    library.lltm_jit_cpu_bf16.restype = ctypes.c_bool
+    return library
 
 
 def cpu_recurrence():
     """What the CPU's float recurrence runs through by default here (the library's own answer):
     "avx512", "mkl-packed", "sgemm" or "aten"."""
-    return _cpu_recurrence_default()
+    return _cpu_library().lltm_jit_cpu_recurrence().decode()
+
+
+def cpu_recurrence_sums_bias(device):
+    """Whether the CPU's sequence backward sums the bias gradient in its recurrence, with no aten::mv
+    after it: its BLAS paths, all but LLTM_JIT_CPU_RECURRENCE=aten and a build with no BLAS."""
+    return device == "cpu" and os.environ.get("LLTM_JIT_CPU_RECURRENCE") != "aten" and cpu_recurrence() != "aten"
 
 
 def cpu_products_are_own(device):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_products_are_own,
-                     cpu_recurrence, make_inputs, rel_err, requires_cuda)
+from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_bf16,
+                     cpu_products_are_own, cpu_recurrence, cpu_recurrence_sums_bias, make_inputs, rel_err,
+                     requires_cuda)
 
 import lltm_jit
 from benchmarks import precision
@@ -165,7 +166,8 @@ def test_default_state_is_no_tensor(device):
 
     forward = aten_calls(lambda: lltm_sequence(input, weights, bias))
     backward, with_state = backward_calls(None), backward_calls((h0, c0))
-    if cpu_products_are_own(device):
+    if cpu_products_are_own(device):  # and the forward's input projection, a thread's rows at each step
+        assert forward["aten::addmm"] == 0
         assert backward["aten::mm"] == with_state["aten::mm"] == with_state["aten::addmm_"] == 0
     else:
         assert backward["aten::mm"] == with_state["aten::mm"] == 3  # d_input, W_x's, W_h's (or its first step's)
@@ -174,6 +176,8 @@ def test_default_state_is_no_tensor(device):
         for calls in (forward, backward):
             assert calls["aten::fill_"] == calls["aten::zero_"] == 0
         assert backward["aten::mv"] == 0
+    if cpu_recurrence_sums_bias(device):
+        assert backward["aten::mv"] == with_state["aten::mv"] == 0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
@@ -234,6 +238,44 @@ def test_cpu_recurrence_is_the_best_here():
     avx512 = cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
     expected = "avx512" if avx512 else "mkl-packed" if packed else "sgemm" if has("sgemm_") else "aten"
     assert cpu_recurrence() == expected
+
+
+def test_cpu_bfloat16_kernel_is_the_cpus():
+    """bfloat16 runs its products on AVX512-BF16 where the CPU has it (the library's own answer)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    assert cpu_bf16() == (cpuinfo.exists() and " avx512_bf16" in cpuinfo.read_text())
+
+
+@pytest.mark.parametrize("state", [True, False], ids=["state", "zero state"])
+def test_cpu_bfloat16_runs_its_own_products(state, monkeypatch):
+    """Where the CPU has AVX512-BF16, a bfloat16 sequence's forward and backward call no ATen
+    product: the input projection, the steps' products and those after the recurrence all run
+    through the kernel, and the bias gradient is summed in the recurrence. The contrast, the
+    float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
+    if not cpu_bf16():
+        pytest.skip("the CPU has no AVX512-BF16")
+    args = make_sequence(5, 9, 5, 33, dtype=torch.bfloat16, seed=9)
+
+    def products():
+        output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None)
+        forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
+                                                                      args[:3]))
+        calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2])) + forward_and_backward
+        return sum(calls[name] for name in ("aten::mm", "aten::addmm", "aten::addmm_", "aten::mv"))
+
+    monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
+    assert products() == 0
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "packed")
+    assert products() > 0
+
+
+def test_cpu_bfloat16_odd_sizes_drift_no_more_than_eager():
+    """The bfloat16 kernel's tails: odd depths (features 5, state 33: a last pair of one value),
+    a last block of 3 columns of 32, row blocks of 5 and 4 on two threads; errors against float64
+    over 64 steps at most an eager loop's, as in test_low_precision_long_sequence."""
+    rows = precision.summary((64, 9, 5, 33), torch.bfloat16, range(2), "cpu")
+    for name, (ours, eager, _) in zip(NAMES, rows):
+        assert ours <= eager, name
 
 
 def test_noncontiguous(device):
@@ -384,8 +426,8 @@ def test_gradients_of_the_inputs_that_need_them(device, case):
     """Inputs that require no gradient (frozen weights, a constant input): the others' gradients
     equal the reference's, and the backward leaves out the products only the former need."""
     requires, products = PARTIAL_GRADIENTS[case]
-    if persistent(device):
-        products = {**products, "aten::mv": 0}  # the kernel sums d_bias as it goes
+    if persistent(device) or cpu_recurrence_sums_bias(device):
+        products = {**products, "aten::mv": 0}  # the kernel, or the CPU's recurrence, sums d_bias as it goes
     if cpu_products_are_own(device):  # counted as ATen calls in the cpu-gemm and cpu-aten runs
         products = {**products, "aten::mm": 0}
     args = [a.detach().requires_grad_(r) for a, r in zip(make_sequence(5, 3, 4, 6, device=device, seed=10), requires)]
@@ -399,6 +441,24 @@ def flat(fn):
         output, (h_n, c_n) = fn(input, weights, bias, (h0, c0))
         return output, h_n, c_n
     return run
+
+
+def test_cpu_large_products_split_between_kernel_and_mkl():
+    """Past 2^28 FLOP for d_weights (64 x 64 x 32 x 128: 2^28.9) the CPU's kernel still runs d_input
+    and ATen's products (MKL) run d_weights, two mm and an addmm_; every gradient as the reference's
+    in float64."""
+    if not cpu_products_are_own("cpu"):
+        pytest.skip("the CPU's products run through ATen here")
+    args = make_sequence(64, 64, 32, 128, seed=12)
+    output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]))
+    grad = torch.randn_like(output)
+    ours = []
+    calls = aten_calls(lambda: ours.extend(torch.autograd.grad(output, args, grad)))
+    assert (calls["aten::mm"], calls["aten::addmm_"], calls["aten::mv"]) == (2, 1, 0)
+    ref_output, _ = reference_lltm_sequence(args[0], args[1], args[2], tuple(args[3:]))
+    assert rel_err(output, ref_output) < 1e-10
+    for a, b in zip(ours, torch.autograd.grad(ref_output, args, grad), strict=True):
+        assert rel_err(a, b) < 1e-10
 
 
 def test_gradients_autograd_grad_was_asked_for(device):
