@@ -110,9 +110,9 @@ bool has_avx512() {
 
 // C (m x n) (+)= A B with B in panels (RecurrentProduct's layout): panel p holds columns 32p..32p+31
 // (doubles: 16) of every row of B, k x 32 contiguous, the last zero-padded, so that B's loads need no
-// mask and a panel's rows, 128 bytes apart, fall in every cache set. Read in place, B's rows lay a
-// whole row of B apart (2-6 KB at 64x256x512), in a few of L1's sets: d_gates W_x ran at 79 GFLOP/s
-// in place and 110 from panels, single thread (benchmarks/NOTES.md, "Session 11").
+// mask and a panel's rows, 128 bytes apart, fall in every cache set. Read in place, B's rows lie a
+// whole row of B apart, in a few of L1's sets, and the kernel runs well below its rate
+// (benchmarks/NOTES.md, "Session 11").
 template <typename T>
 void panel_product(const T* a, int64_t lda, int64_t m, const T* panels, int64_t n, int64_t k, T* c, int64_t ldc,
                    bool accumulate) {
