@@ -1,40 +1,27 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
 // pass (the cell's, cell_cpu.h) per step each way. The products run on raw pointers through the
-// BLAS inside torch (cpu_blas.h) where it has one, bfloat16's through AVX512-BF16 (cpu_bf16.h)
-// where the CPU has it, with no ATen call inside the loop; through ATen otherwise, and where
+// BLAS inside torch (cpu_blas.h) where it has one, bfloat16's through AVX512-BF16 where the CPU has
+// it (sequence_cpu_bf16.cpp), with no ATen call inside the loop; through ATen otherwise, and where
 // lengths are given.
 #include "cell_cpu.h"
 #include "cpu_bf16.h"
 #include "cpu_blas.h"
 #include "kernels.h"
-#include "sequence.h"
+#include "sequence_cpu.h"
 
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <vector>
 
 namespace lltm {
 namespace {
 
+using cpu::BiasSums;
 using cpu::Blas;
 using cpu::RecurrentProduct;
-
-// Calls f(begin, end) for blocks of the batch's rows, one block a thread, each through every step:
-// a row's recurrence reads only its own h and c, so the threads never wait for each other within a
-// call. MKL, called inside the parallel region, runs each product on the calling thread; a single
-// block (one thread, or one row) runs outside it, where MKL may use its own threads.
-int64_t row_block(int64_t batch) {
-  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
-  return std::max<int64_t>(1, (batch + threads - 1) / threads);
-}
-
-template <typename F>
-void over_row_blocks(int64_t batch, const F& f) {
-  at::parallel_for(0, batch, row_block(batch), f);
-}
+using cpu::over_row_blocks;
 
 template <typename T>
 T* rows_of(const Tensor& t, int64_t offset) {
@@ -102,42 +89,6 @@ void blas_forward(Recurrence& r, Blas blas) {
   });
 }
 
-// The bias gradient summed in the recurrence from each step's gate gradients, a row of partial
-// sums (in T) a block of rows: no pass over all of d_gates after it (at::mv: 49 us at 16x32x128,
-// 1.06 ms at 64x256x512, benchmarks/NOTES.md, "Session 11").
-template <typename T>
-class BiasSums {
- public:
-  BiasSums(const Recurrence& r, const Tensor& like)
-      : block_(row_block(r.sizes.batch)), width_(3 * r.sizes.state),
-        partial_(r.d_bias.defined() ? like.new_zeros({(r.sizes.batch + block_ - 1) / block_, width_},
-                                                     like.options().dtype(c10::CppTypeToScalarType<T>::value))
-                                    : Tensor()) {}
-
-  // Where the block of rows starting at `begin` sums; nullptr where no bias gradient is wanted.
-  T* row(int64_t begin) const {
-    return partial_.defined() ? partial_.data_ptr<T>() + begin / block_ * width_ : nullptr;
-  }
-
-  void add(T* __restrict__ sum, const T* __restrict__ d_gates, int64_t m) const {
-    if (sum == nullptr) return;
-    const int64_t width = width_;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < width; ++j) sum[j] += d_gates[i * width + j];
-    }
-  }
-
-  void finish(Recurrence& r) const {
-    if (!partial_.defined()) return;
-    r.d_bias.copy_(partial_.sum(0));
-    r.bias_summed = true;
-  }
-
- private:
-  int64_t block_, width_;
-  Tensor partial_;
-};
-
 // The backward on raw pointers: each step's pre-activations become its gate gradients in place,
 // d_c that of the cell state before it, and d_h = d_gates W_h that of h before it.
 template <typename T>
@@ -196,113 +147,6 @@ bool try_blas(Recurrence& r, bool backward) {
     case at::kDouble: return blas_recurrence<double>(r, backward);
     default: return false;
   }
-}
-
-// bfloat16's recurrence where the CPU has AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
-// sums in float, as torch's own bfloat16 matmul; the pre-activations and the cell state in float
-// within a step, each rounded once where the op saves or returns it. h enters the next product as
-// the op returns it (bfloat16), as in an eager loop. Lengths stay on the ATen path (in float).
-using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
-
-const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
-Bits* mutable_bits(const Tensor& t) { return reinterpret_cast<Bits*>(t.data_ptr<at::BFloat16>()); }
-
-bool runs_bf16(const Recurrence& r) {
-  return r.weights.scalar_type() == at::kBFloat16 && !r.lengths.defined() && cpu::bf16_products();
-}
-
-// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product; over the threads where
-// it is large.
-Tensor pairs(const Tensor& like, const Bits* w, int64_t row, int64_t col, int64_t k, int64_t n) {
-  const int64_t count = (k + 1) / 2;
-  Tensor out = like.new_empty({count, n}, like.options().dtype(at::kInt));
-  uint32_t* p = reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>());
-  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)),
-                   [&](int64_t begin, int64_t end) { cpu::pack_pairs(w, row, col, k, n, p, begin, end); });
-  return out;
-}
-
-const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint32_t*>(packed.const_data_ptr<int32_t>()); }
-
-void bf16_forward(Recurrence& r) {
-  const SequenceSizes& s = r.sizes;
-  const int64_t S = s.state, B = s.batch, F = s.features, G = 3 * S, W = S + F;
-  const Tensor weights = r.weights.contiguous(), input = r.input.contiguous();
-  // gates = bias + x W_x^T + h W_h^T, op(W) = W^T from weights (3S x (S + F)) rows.
-  const Tensor w_h = pairs(weights, bits(weights), 1, W, S, G), w_x = pairs(weights, bits(weights) + S, 1, W, F, G);
-  const Tensor bias = r.bias.to(at::kFloat).contiguous();
-  const bool keep = r.cells.defined();
-  over_row_blocks(B, [&](int64_t begin, int64_t end) {
-    const int64_t m = end - begin;
-    std::vector<float> gates(m * G), h(m * S), cells(2 * m * S);
-    float *c = cells.data(), *new_c = c + m * S;
-    if (r.c0.defined()) cpu::widen_bf16(bits(r.c0) + begin * S, c, m * S);
-    const Bits* h_prev = r.h0.defined() ? bits(r.h0) + begin * S : nullptr;  // nullptr: zeros
-    for (int64_t t = 0; t < s.time; ++t) {
-      const int64_t row = t * B + begin;
-      for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<float>(), G, gates.data() + i * G);
-      cpu::bf16_product(bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
-      if (h_prev != nullptr) {
-        cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
-      }
-      cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
-      Bits* output = mutable_bits(r.output) + row * S;
-      cpu::round_to_bf16(h.data(), output, m * S);
-      if (keep) {
-        cpu::round_to_bf16(gates.data(), mutable_bits(r.gates) + row * G, m * G);
-        cpu::round_to_bf16(new_c, mutable_bits(r.cells) + row * S, m * S);
-      }
-      h_prev = output;
-      std::swap(c, new_c);
-    }
-    Bits* h_n = mutable_bits(r.h_n) + begin * S;
-    h_prev == nullptr ? std::fill_n(h_n, m * S, Bits{0}) : std::copy_n(h_prev, m * S, h_n);
-    cpu::round_to_bf16(c, mutable_bits(r.c_n) + begin * S, m * S);
-  });
-}
-
-// The backward: d_h and d_c carried in float; each step's gate gradients rounded into gates (the
-// products after the recurrence read them) and summed unrounded for the bias gradient, a row of
-// partial sums a block of rows.
-void bf16_backward(Recurrence& r) {
-  const SequenceSizes& s = r.sizes;
-  const int64_t S = s.state, B = s.batch, G = 3 * S, W = S + s.features;
-  const Tensor weights = r.weights.contiguous();
-  const Tensor w_h = pairs(weights, bits(weights), W, 1, G, S);  // d_h = d_gates W_h
-  const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, at::kFloat);
-  const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, at::kFloat);
-  const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
-  const BiasSums<float> bias(r, d_h);
-  over_row_blocks(B, [&](int64_t begin, int64_t end) {
-    const int64_t m = end - begin;
-    std::vector<float> gates(m * G), state(m * S);
-    float* dh = d_h.data_ptr<float>() + begin * S;
-    float* dc = d_c.data_ptr<float>() + begin * S;
-    float* bias_sum = bias.row(begin);
-    for (int64_t t = s.time - 1; t >= 0; --t) {
-      const int64_t row = t * B + begin;
-      if (grad_output.defined()) {
-        cpu::widen_bf16(bits(grad_output) + row * S, state.data(), m * S);
-        for (int64_t i = 0; i < m * S; ++i) dh[i] += state[i];
-      }
-      Bits* d_gates = mutable_bits(r.gates) + row * G;
-      cpu::widen_bf16(d_gates, gates.data(), m * G);
-      if (t > 0) {
-        cpu::widen_bf16(bits(r.cells) + (row - B) * S, state.data(), m * S);
-      } else if (r.c0.defined()) {
-        cpu::widen_bf16(bits(r.c0) + begin * S, state.data(), m * S);
-      } else {
-        std::fill(state.begin(), state.end(), 0.0f);
-      }
-      cpu::backward_rows(dh, dc, gates.data(), state.data(), gates.data(), dc, m, S);
-      bias.add(bias_sum, gates.data(), m);
-      cpu::round_to_bf16(gates.data(), d_gates, m * G);
-      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/false);
-    }
-  });
-  r.d_h.copy_(d_h);
-  r.d_c.copy_(d_c);
-  bias.finish(r);
 }
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
@@ -396,57 +240,6 @@ void in_float(Recurrence& r) {
   r.bias_summed = f.bias_summed;  // into r.d_bias, which f shares
 }
 
-// The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
-// d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
-// and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs).
-std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
-                                                 const Tensor& weights, const Tensor& h0, const Tensor& output,
-                                                 bool want_input, bool want_weights) {
-  const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
-  const Tensor w = weights.contiguous();
-  const Bits* dg = bits(d_gates);
-  Tensor d_input, d_weights;
-  if (want_input) {
-    d_input = input.new_empty({s.time, s.batch, F});
-    const Tensor w_x = pairs(w, bits(w) + S, W, 1, G, F);
-    at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
-      std::vector<float> out((end - begin) * F);
-      cpu::bf16_product(dg + begin * G, G, end - begin, words(w_x), F, G, out.data(), F, /*accumulate=*/false);
-      cpu::round_to_bf16(out.data(), mutable_bits(d_input) + begin * F, (end - begin) * F);
-    });
-  }
-  if (want_weights && rows > 0) {
-    // Split at the first step's rows, where h before the step changes from h0 to output: each part's
-    // pairs of rows stay within it, whatever the batch's parity.
-    d_weights = d_gates.new_empty({G, W});
-    const Tensor x = input.contiguous();
-    const int64_t later = rows - s.batch;
-    const Tensor first_dg = pairs(d_gates, dg, G, 1, s.batch, G), first_x = pairs(x, bits(x), F, 1, s.batch, F);
-    const Tensor first_h = h0.defined() ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
-    const Tensor later_dg = later > 0 ? pairs(d_gates, dg + s.batch * G, G, 1, later, G) : Tensor();
-    const Tensor later_x = later > 0 ? pairs(x, bits(x) + s.batch * F, F, 1, later, F) : Tensor();
-    const Tensor later_h = later > 0 ? pairs(output, bits(output), S, 1, later, S) : Tensor();
-    at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
-      const int64_t m = end - begin;
-      std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
-      float* d_w_h = out.data();
-      float* d_w_x = out.data() + S;
-      cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_x), F, s.batch, d_w_x, W, false);
-      if (first_h.defined()) {
-        cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_h), S, s.batch, d_w_h, W, false);
-      }
-      if (later > 0) {
-        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_x), F, later, d_w_x, W, true);
-        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_h), S, later, d_w_h, W, true);
-      }
-      cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
-    });
-  } else if (want_weights) {
-    d_weights = d_gates.new_zeros({G, W});
-  }
-  return {d_input, d_weights};
-}
-
 // The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
 // threads by rows of their results: d_input = d_gates W_x, and d_weights = d_gates^T [h, input],
 // with h before each step (h0, or zeros, then output[t - 1]) read in place. d_weights up to 2^28
@@ -458,7 +251,7 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
   if (type == at::kBFloat16 && cpu::bf16_products()) {
-    return bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+    return cpu::bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
   }
   const bool is_double = type == at::kDouble;
   const bool kernel = (type == at::kFloat || is_double) && cpu::own_products(is_double, 0, 0);
@@ -513,12 +306,12 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
 
 // bfloat16 in its own recurrence where the CPU has its dot products, the others as above.
 void rounded_forward(Recurrence& r) {
-  if (runs_bf16(r)) return bf16_forward(r);
+  if (cpu::runs_bf16(r)) return cpu::bf16_forward(r);
   in_float<cpu_forward, kForwardWrites>(r);
 }
 
 void rounded_backward(Recurrence& r) {
-  if (runs_bf16(r)) return bf16_backward(r);
+  if (cpu::runs_bf16(r)) return cpu::bf16_backward(r);
   in_float<cpu_backward, kBackwardWrites>(r);
 }
 
