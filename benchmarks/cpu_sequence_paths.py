@@ -4,7 +4,8 @@ process: each round times every configuration once; prints the best and the medi
     python benchmarks/cpu_sequence_paths.py BxFxS DTYPE ROUNDS CONFIG,...
 
 CONFIG: lstm (nn.LSTM), default, or an LLTM_JIT_CPU_RECURRENCE value (avx512, packed, gemm,
-aten); with :fwd, a no_grad forward instead of forward + backward.
+aten); with :fwd, a no_grad forward instead of forward + backward; with :lengths, forward +
+backward of a PackedSequence whose lengths are drawn from [1, T] (the same for every config).
 """
 import os, sys, time, statistics, torch, lltm_jit
 torch.set_num_threads(2)
@@ -13,6 +14,7 @@ dtype = getattr(torch, sys.argv[2]); rounds = int(sys.argv[3]); configs = sys.ar
 torch.manual_seed(0)
 m = lltm_jit.LLTMSequence(F, S, dtype=dtype); lstm = torch.nn.LSTM(F, S, dtype=dtype)
 x = torch.randn(T,B,F,dtype=dtype, requires_grad=True)
+lengths = torch.randint(1, T + 1, (B,))
 def run(cfg):
     name, _, mode = cfg.partition(":")
     mod = lstm if name == "lstm" else m
@@ -20,6 +22,9 @@ def run(cfg):
     else: os.environ.pop("LLTM_JIT_CPU_RECURRENCE", None)
     if mode == "fwd":
         with torch.no_grad(): mod(x)
+    elif mode == "lengths":
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+        torch.autograd.grad(mod(packed)[0].data.sum(), (x, *mod.parameters()))
     else:
         torch.autograd.grad(mod(x)[0].sum(), (x, *mod.parameters()))
 times = {c: [] for c in configs}

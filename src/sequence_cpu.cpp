@@ -1,8 +1,7 @@
 // The sequence operator's CPU backend: the recurrence as a loop in C++, one product and one fused
 // pass (the cell's, cell_cpu.h) per step each way. The products run on raw pointers through the
 // BLAS inside torch (cpu_blas.h) where it has one, bfloat16's through AVX512-BF16 where the CPU has
-// it (sequence_cpu_bf16.cpp), with no ATen call inside the loop; through ATen otherwise, and where
-// lengths are given.
+// it (sequence_cpu_bf16.cpp), with no ATen call inside the loop; through ATen otherwise.
 #include "cell_cpu.h"
 #include "cpu_bf16.h"
 #include "cpu_blas.h"
@@ -14,12 +13,14 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 namespace lltm {
 namespace {
 
 using cpu::BiasSums;
 using cpu::Blas;
+using cpu::Lengths;
 using cpu::RecurrentProduct;
 using cpu::over_row_blocks;
 
@@ -37,7 +38,8 @@ void prefetch(const T* p, int64_t count) {
 }
 
 // The forward on raw pointers. gates holds the input projection; without cells, the new cell
-// state goes to two buffers in turn (the fused pass may not write over the state it reads).
+// state goes to two buffers in turn (the fused pass may not write over the state it reads). With
+// lengths, h goes to a buffer of the block's own, where a row that has stopped keeps its h.
 template <typename T>
 void blas_forward(Recurrence& r, Blas blas) {
   const SequenceSizes& s = r.sizes;
@@ -60,14 +62,25 @@ void blas_forward(Recurrence& r, Blas blas) {
   const bool keep = r.cells.defined();
   const Tensor c0 = r.c0.defined() ? r.c0 : r.c_n.new_zeros(r.c_n.sizes());
   const Tensor buffers = keep ? Tensor() : r.c_n.new_empty({2, B, S});
+  const Lengths lengths(r);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     const T* h = r.h0.defined() ? rows_of<T>(r.h0, begin * S) : nullptr;  // nullptr: zeros
     const T* c = rows_of<T>(c0, begin * S);
+    std::vector<T> held(lengths.given() ? m * S : 0);
+    if (h != nullptr) std::copy_n(h, held.size(), held.data());
     for (int64_t t = 0; t < s.time; ++t) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       T* output = rows_of<T>(r.output, (t * B + begin) * S);
       T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
+      if (lengths.running(begin, m, t) == 0) {  // every row of the block has stopped
+        std::fill_n(output, m * S, T(0));
+        if (keep) {  // the saved values are the op's outputs: defined, though the backward reads none
+          std::fill_n(gates, m * 3 * S, T(0));
+          c = std::copy_n(c, m * S, new_c) - m * S;
+        }
+        continue;
+      }
       if (own_projection) {
         for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<T>(), 3 * S, gates + i * 3 * S);
         (*projection)(input.const_data_ptr<T>() + (t * B + begin) * s.features, s.features, m, gates, 3 * S,
@@ -77,7 +90,17 @@ void blas_forward(Recurrence& r, Blas blas) {
       }
       if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
       cpu::forward_rows(gates, c, output, new_c, m, S);
-      h = output;
+      if (lengths.given()) {
+        for (int64_t i = 0; i < m; ++i) {
+          if (lengths.runs(begin + i, t)) {
+            std::copy_n(output + i * S, S, held.data() + i * S);
+          } else {
+            std::copy_n(c + i * S, S, new_c + i * S);
+            std::fill_n(output + i * S, S, T(0));
+          }
+        }
+      }
+      h = lengths.given() ? held.data() : output;
       c = new_c;
     }
     if (h == nullptr) {  // no steps from a zero state
@@ -90,7 +113,8 @@ void blas_forward(Recurrence& r, Blas blas) {
 }
 
 // The backward on raw pointers: each step's pre-activations become its gate gradients in place,
-// d_c that of the cell state before it, and d_h = d_gates W_h that of h before it.
+// d_c that of the cell state before it, and d_h = d_gates W_h that of h before it. A row that
+// has stopped (lengths) gets zero gate gradients, and its d_h and d_c pass through the step.
 template <typename T>
 void blas_backward(Recurrence& r, Blas blas) {
   const SequenceSizes& s = r.sizes;
@@ -103,6 +127,7 @@ void blas_backward(Recurrence& r, Blas blas) {
   const Tensor c0 = r.c0.defined() ? r.c0 : d_c.new_zeros(d_c.sizes());
   const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
   const BiasSums<T> bias(r, d_h);
+  const Lengths lengths(r);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     T* dh = rows_of<T>(d_h, begin * S);
@@ -111,18 +136,32 @@ void blas_backward(Recurrence& r, Blas blas) {
     for (int64_t t = s.time - 1; t >= 0; --t) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       const T* c_prev = t > 0 ? rows_of<T>(r.cells, ((t - 1) * B + begin) * S) : rows_of<T>(c0, begin * S);
+      const int64_t running = lengths.running(begin, m, t);
+      if (running == 0) {
+        std::fill_n(gates, m * 3 * S, T(0));
+        continue;
+      }
       if (t > 0) {
         prefetch(gates - B * 3 * S, m * 3 * S);
         if (t > 1) prefetch(c_prev - B * S, m * S);
         if (grad_output.defined()) prefetch(grad_output.const_data_ptr<T>() + ((t - 1) * B + begin) * S, m * S);
       }
-      if (grad_output.defined()) {
-        const T* g = grad_output.const_data_ptr<T>() + (t * B + begin) * S;
-        for (int64_t i = 0; i < m * S; ++i) dh[i] += g[i];
-      }
-      cpu::backward_rows(dh, dc, gates, c_prev, gates, dc, m, S);
+      // Where some rows have stopped, the product adds to their d_h, and zeros stand in for the others'.
+      lengths.split(
+          begin, m, t,
+          [&](int64_t i, int64_t n) {
+            T* dh_i = dh + i * S;
+            if (grad_output.defined()) {
+              const T* g = grad_output.const_data_ptr<T>() + (t * B + begin + i) * S;
+              for (int64_t k = 0; k < n * S; ++k) dh_i[k] += g[k];
+            }
+            cpu::backward_rows(dh_i, dc + i * S, gates + i * 3 * S, c_prev + i * S, gates + i * 3 * S, dc + i * S,
+                               n, S);
+            if (running < m) std::fill_n(dh_i, n * S, T(0));
+          },
+          [&](int64_t i) { std::fill_n(gates + i * 3 * S, 3 * S, T(0)); });
       bias.add(bias_sum, gates, m);
-      product(gates, 3 * S, m, dh, S, /*accumulate=*/false);
+      product(gates, 3 * S, m, dh, S, /*accumulate=*/running < m);
     }
   });
   bias.finish(r);
@@ -130,8 +169,6 @@ void blas_backward(Recurrence& r, Blas blas) {
 
 template <typename T>
 bool blas_recurrence(Recurrence& r, bool backward) {
-  // Masks for lengths stay on the ATen path.
-  if (r.lengths.defined()) return false;
   const SequenceSizes& s = r.sizes;
   const Blas blas = cpu::recurrence_blas(std::is_same_v<T, double>,
                                          std::max({s.batch, 3 * s.state, s.state + s.features}));

@@ -1,7 +1,7 @@
 // What the CPU sequence backend's two files share (sequence_cpu.cpp, and sequence_cpu_bf16.cpp for
 // bfloat16 on AVX512-BF16, a file of its own so that an edit of either recompiles one): how the
-// batch's rows are split over the threads, the bias gradient summed inside the recurrence, and
-// the bfloat16 entry points.
+// batch's rows are split over the threads, which rows run each step, the bias gradient summed
+// inside the recurrence, and the bfloat16 entry points.
 #pragma once
 
 #include "sequence.h"
@@ -27,6 +27,41 @@ template <typename F>
 void over_row_blocks(int64_t batch, const F& f) {
   at::parallel_for(0, batch, row_block(batch), f);
 }
+
+// Which of a block's rows each step runs, where lengths are given: a row runs the steps before its
+// length; after it its state stays, its output is zero and no gradient passes through its steps.
+class Lengths {
+ public:
+  explicit Lengths(const Recurrence& r)
+      : values_(r.lengths.defined() ? r.lengths.const_data_ptr<int64_t>() : nullptr) {}
+
+  bool given() const { return values_ != nullptr; }
+  bool runs(int64_t row, int64_t t) const { return values_ == nullptr || values_[row] > t; }
+
+  // How many of the rows [begin, begin + m) run step t.
+  int64_t running(int64_t begin, int64_t m, int64_t t) const {
+    if (values_ == nullptr) return m;
+    int64_t count = 0;
+    for (int64_t i = 0; i < m; ++i) count += values_[begin + i] > t;
+    return count;
+  }
+
+  // f(first, count) for each run of consecutive rows of the block that step t runs, first counted
+  // from begin, and g(i) for each row that it does not run.
+  template <typename F, typename G>
+  void split(int64_t begin, int64_t m, int64_t t, const F& f, const G& g) const {
+    for (int64_t i = 0; i < m;) {
+      int64_t j = i;
+      while (j < m && runs(begin + j, t)) ++j;
+      if (j > i) f(i, j - i);
+      if (j < m) g(j);
+      i = j + 1;
+    }
+  }
+
+ private:
+  const int64_t* values_;
+};
 
 // The bias gradient summed in the recurrence from each step's gate gradients, a row of partial
 // sums (in T) a block of rows: no second pass over all of d_gates after it (its cost:

@@ -14,7 +14,7 @@ namespace {
 // bfloat16's recurrence where the CPU has AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
 // sums in float, as torch's own bfloat16 matmul; the pre-activations and the cell state in float
 // within a step, each rounded once where the op saves or returns it. h enters the next product as
-// the op returns it (bfloat16), as in an eager loop. Lengths stay on the ATen path (in float).
+// the op returns it (bfloat16), as in an eager loop. Lengths as in sequence_cpu.cpp's float loops.
 using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
 
 const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
@@ -35,9 +35,7 @@ const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint
 
 }  // namespace
 
-bool runs_bf16(const Recurrence& r) {
-  return r.weights.scalar_type() == at::kBFloat16 && !r.lengths.defined() && bf16_products();
-}
+bool runs_bf16(const Recurrence& r) { return r.weights.scalar_type() == at::kBFloat16 && bf16_products(); }
 
 void bf16_forward(Recurrence& r) {
   const SequenceSizes& s = r.sizes;
@@ -47,27 +45,47 @@ void bf16_forward(Recurrence& r) {
   const Tensor w_h = pairs(weights, bits(weights), 1, W, S, G), w_x = pairs(weights, bits(weights) + S, 1, W, F, G);
   const Tensor bias = r.bias.to(at::kFloat).contiguous();
   const bool keep = r.cells.defined();
+  const Lengths lengths(r);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
     std::vector<float> gates(m * G), h(m * S), cells(2 * m * S);
     float *c = cells.data(), *new_c = c + m * S;
     if (r.c0.defined()) cpu::widen_bf16(bits(r.c0) + begin * S, c, m * S);
     const Bits* h_prev = r.h0.defined() ? bits(r.h0) + begin * S : nullptr;  // nullptr: zeros
+    std::vector<Bits> held(lengths.given() ? m * S : 0);  // h after each step, where lengths are given
+    if (h_prev != nullptr) std::copy_n(h_prev, held.size(), held.data());
     for (int64_t t = 0; t < s.time; ++t) {
       const int64_t row = t * B + begin;
+      Bits* output = mutable_bits(r.output) + row * S;
+      if (lengths.running(begin, m, t) == 0) {  // every row of the block has stopped
+        std::fill_n(output, m * S, Bits{0});
+        if (keep) {
+          std::fill_n(mutable_bits(r.gates) + row * G, m * G, Bits{0});
+          cpu::round_to_bf16(c, mutable_bits(r.cells) + row * S, m * S);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<float>(), G, gates.data() + i * G);
       cpu::bf16_product(bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
       if (h_prev != nullptr) {
         cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
       }
       cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
-      Bits* output = mutable_bits(r.output) + row * S;
+      for (int64_t i = 0; i < m && lengths.given(); ++i) {
+        if (!lengths.runs(begin + i, t)) {
+          std::copy_n(c + i * S, S, new_c + i * S);
+          std::fill_n(h.data() + i * S, S, 0.0f);
+        }
+      }
       cpu::round_to_bf16(h.data(), output, m * S);
       if (keep) {
         cpu::round_to_bf16(gates.data(), mutable_bits(r.gates) + row * G, m * G);
         cpu::round_to_bf16(new_c, mutable_bits(r.cells) + row * S, m * S);
       }
-      h_prev = output;
+      for (int64_t i = 0; i < m && lengths.given(); ++i) {
+        if (lengths.runs(begin + i, t)) std::copy_n(output + i * S, S, held.data() + i * S);
+      }
+      h_prev = lengths.given() ? held.data() : output;
       std::swap(c, new_c);
     }
     Bits* h_n = mutable_bits(r.h_n) + begin * S;
@@ -88,19 +106,22 @@ void bf16_backward(Recurrence& r) {
   const Tensor d_c = carried_gradient(r.d_c, r.grad_c_n, at::kFloat);
   const Tensor grad_output = r.grad_output.defined() ? r.grad_output.contiguous() : Tensor();
   const BiasSums<float> bias(r, d_h);
+  const Lengths lengths(r);
   over_row_blocks(B, [&](int64_t begin, int64_t end) {
     const int64_t m = end - begin;
-    std::vector<float> gates(m * G), state(m * S);
+    std::vector<float> gates(m * G), state(m * S), grad(grad_output.defined() ? m * S : 0);
     float* dh = d_h.data_ptr<float>() + begin * S;
     float* dc = d_c.data_ptr<float>() + begin * S;
     float* bias_sum = bias.row(begin);
     for (int64_t t = s.time - 1; t >= 0; --t) {
       const int64_t row = t * B + begin;
-      if (grad_output.defined()) {
-        cpu::widen_bf16(bits(grad_output) + row * S, state.data(), m * S);
-        for (int64_t i = 0; i < m * S; ++i) dh[i] += state[i];
-      }
       Bits* d_gates = mutable_bits(r.gates) + row * G;
+      const int64_t running = lengths.running(begin, m, t);
+      if (running == 0) {
+        std::fill_n(d_gates, m * G, Bits{0});
+        continue;
+      }
+      if (grad_output.defined()) cpu::widen_bf16(bits(grad_output) + row * S, grad.data(), m * S);
       cpu::widen_bf16(d_gates, gates.data(), m * G);
       if (t > 0) {
         cpu::widen_bf16(bits(r.cells) + (row - B) * S, state.data(), m * S);
@@ -109,10 +130,22 @@ void bf16_backward(Recurrence& r) {
       } else {
         std::fill(state.begin(), state.end(), 0.0f);
       }
-      cpu::backward_rows(dh, dc, gates.data(), state.data(), gates.data(), dc, m, S);
+      // Where some rows have stopped, the product adds to their d_h, and zeros stand in for the others'.
+      lengths.split(
+          begin, m, t,
+          [&](int64_t i, int64_t n) {
+            float* dh_i = dh + i * S;
+            if (grad_output.defined()) {
+              for (int64_t k = 0; k < n * S; ++k) dh_i[k] += grad[i * S + k];
+            }
+            float* g = gates.data() + i * G;
+            cpu::backward_rows(dh_i, dc + i * S, g, state.data() + i * S, g, dc + i * S, n, S);
+            if (running < m) std::fill_n(dh_i, n * S, 0.0f);
+          },
+          [&](int64_t i) { std::fill_n(gates.data() + i * G, G, 0.0f); });
       bias.add(bias_sum, gates.data(), m);
       cpu::round_to_bf16(gates.data(), d_gates, m * G);
-      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/false);
+      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/running < m);
     }
   });
   r.d_h.copy_(d_h);

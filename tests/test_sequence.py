@@ -21,7 +21,7 @@ from lltm_jit import lltm_sequence, reference_lltm_sequence
 # makes the per-step loop (one cuBLAS product per step) run instead. On the CPU the recurrence's
 # products run through our AVX-512 kernel where the CPU has it, else through the best BLAS that
 # torch carries (MKL's packed GEMM for float, else the BLAS's gemm); LLTM_JIT_CPU_RECURRENCE=gemm
-# or aten lowers that to the BLAS's gemm or to the ATen path (also the one for lengths).
+# or aten lowers that to the BLAS's gemm or to the ATen path.
 CPU_RECURRENCES = ("gemm", "aten")
 KERNELS = [("cpu", None), *[("cpu", k) for k in CPU_RECURRENCES],
            *[("cuda", k) for k in ("persistent", "step") if "cuda" in DEVICES]]
@@ -96,6 +96,15 @@ def test_lengths(device, batch_first):
     assert torch.equal(output[3:, 2], torch.zeros_like(output[3:, 2]))
     assert torch.equal(ours[1][1], args[3][1]) and torch.equal(ours[2][1], args[4][1])  # length 0
     assert_matches(args, lengths=lengths.to(device), with_state=False)
+
+
+def test_lengths_sorted(device):
+    """Lengths in decreasing order, as pack_padded_sequence sorts them: on the CPU the second
+    thread's block of rows stops before the first's (it skips its last steps whole)."""
+    args = make_sequence(8, 6, 5, 7, device=device, seed=3)
+    for lengths in (torch.tensor([8, 8, 6, 3, 2, 0]), torch.tensor([5, 4, 4, 0, 0, 0])):
+        assert_matches(args, lengths=lengths)
+        assert_matches(args, lengths=lengths, with_state=False)
 
 
 def test_state_split_over_blocks(device):
@@ -180,16 +189,18 @@ def test_default_state_is_no_tensor(device):
         assert backward["aten::mv"] == with_state["aten::mv"] == 0
 
 
+@pytest.mark.parametrize("with_lengths", [False, True], ids=["full length", "lengths"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("recurrence", [None, "packed", "gemm"], ids=lambda r: r or "default")
-def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, monkeypatch):
-    """The CPU's BLAS paths run the steps with no ATen call: forward and backward over 9 steps make
-    the calls of 2 steps, where the ATen path (the contrast that shows the count sees the steps)
-    makes more. Half types run the recurrence in float, through the same path."""
+def test_cpu_recurrence_dispatches_nothing_per_step(recurrence, dtype, with_lengths, monkeypatch):
+    """The CPU's BLAS paths run the steps with no ATen call, with lengths too: forward and backward
+    over 9 steps make the calls of 2 steps, where the ATen path (the contrast that shows the count
+    sees the steps) makes more. Half types run the recurrence in float, through the same path."""
     def calls(time):
         input, weights, bias, h0, c0 = make_sequence(time, 3, 4, 6, dtype=dtype, seed=5)
+        lengths = torch.tensor([time, 1, time - 1]) if with_lengths else None
         outputs = []
-        forward = aten_calls(lambda: outputs.append(lltm_sequence(input, weights, bias, (h0, c0))))
+        forward = aten_calls(lambda: outputs.append(lltm_sequence(input, weights, bias, (h0, c0), lengths=lengths)))
         output, (h_n, c_n) = outputs[0]
         backward = aten_calls(lambda: torch.autograd.grad((output.sum() + h_n.sum() + c_n.sum()),
                                                           (input, weights, bias, h0, c0)))
@@ -246,18 +257,20 @@ def test_cpu_bfloat16_kernel_is_the_cpus():
     assert cpu_bf16() == (cpuinfo.exists() and " avx512_bf16" in cpuinfo.read_text())
 
 
+@pytest.mark.parametrize("lengths", [None, torch.tensor([5, 0, 2, 5, 1, 3, 5, 4, 1])], ids=["full length", "lengths"])
 @pytest.mark.parametrize("state", [True, False], ids=["state", "zero state"])
-def test_cpu_bfloat16_runs_its_own_products(state, monkeypatch):
+def test_cpu_bfloat16_runs_its_own_products(state, lengths, monkeypatch):
     """Where the CPU has AVX512-BF16, a bfloat16 sequence's forward and backward call no ATen
-    product: the input projection, the steps' products and those after the recurrence all run
-    through the kernel, and the bias gradient is summed in the recurrence. The contrast, the
-    float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
+    product, with lengths too: the input projection, the steps' products and those after the
+    recurrence all run through the kernel, and the bias gradient is summed in the recurrence. The
+    contrast, the float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
     if not cpu_bf16():
         pytest.skip("the CPU has no AVX512-BF16")
     args = make_sequence(5, 9, 5, 33, dtype=torch.bfloat16, seed=9)
 
     def products():
-        output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None)
+        output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None,
+                                           lengths=lengths)
         forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
                                                                       args[:3]))
         calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2])) + forward_and_backward
@@ -571,17 +584,12 @@ def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
         assert ours <= eager, name
 
 
-@requires_cuda
-@pytest.mark.parametrize("dtype", [torch.bfloat16])
-@pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
-def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
-    """Mixed lengths (0 and time among them) on tensor cores, with and without an initial state:
-    outputs and gradients within twice the eager loop's error against float64 of the same rounded
-    inputs; past a sequence's end its output is zero and its state stays."""
-    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
-    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+def assert_low_precision_lengths(size, dtype, device):
+    """Mixed lengths (0 and time among them), with and without an initial state: outputs and
+    gradients within twice the eager loop's error against float64 of the same rounded inputs; past
+    a sequence's end its output is zero and its state stays."""
     batch = size[0]
-    args64 = make_sequence(24, *size, device="cuda", seed=16)
+    args64 = make_sequence(24, *size, device=device, seed=16)
     low = [a.detach().to(dtype).requires_grad_() for a in args64]
     exact_args = [a.detach().double().requires_grad_() for a in low]
     lengths = torch.tensor([(24, 0, 7, 24, 1)[b % 5] if b < 5 else (b * 7) % 25 for b in range(batch)])
@@ -594,6 +602,24 @@ def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
         assert torch.equal(ours[0][7:, 2], torch.zeros_like(ours[0][7:, 2]))
         if with_state:
             assert torch.equal(ours[1][1], low[3][1]) and torch.equal(ours[2][1], low[4][1])  # length 0
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16])
+@pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
+    """Lengths on tensor cores (assert_low_precision_lengths)."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    assert_low_precision_lengths(size, dtype, "cuda")
+
+
+@pytest.mark.parametrize("size", [(5, 8, 40), (12, 5, 33)], ids=lambda s: "x".join(map(str, s)))
+def test_cpu_bfloat16_with_lengths(size, monkeypatch):
+    """Lengths in the CPU's bfloat16 recurrence (on AVX512-BF16 where the CPU has it), in row
+    blocks of 3 and 2, and 6 and 6 rows on two threads (assert_low_precision_lengths)."""
+    monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
+    assert_low_precision_lengths(size, torch.bfloat16, "cpu")
 
 
 def test_module_matches_the_cell_and_shares_its_state_dict(device):
