@@ -75,7 +75,7 @@ void blas_forward(Recurrence& r, Blas blas) {
       T* new_c = keep ? rows_of<T>(r.cells, (t * B + begin) * S) : rows_of<T>(buffers, ((t % 2) * B + begin) * S);
       if (lengths.running(begin, m, t) == 0) {  // every row of the block has stopped
         std::fill_n(output, m * S, T(0));
-        if (keep) {  // the saved values are the op's outputs: defined, though the backward reads none
+        if (keep) {  // the saved gates of a step a row did not run are zeros (the backward reads none)
           std::fill_n(gates, m * 3 * S, T(0));
           c = std::copy_n(c, m * S, new_c) - m * S;
         }
@@ -97,6 +97,7 @@ void blas_forward(Recurrence& r, Blas blas) {
           } else {
             std::copy_n(c + i * S, S, new_c + i * S);
             std::fill_n(output + i * S, S, T(0));
+            if (keep) std::fill_n(gates + i * 3 * S, 3 * S, T(0));
           }
         }
       }
@@ -208,10 +209,11 @@ void cpu_forward(Recurrence& r) {
     gates.addmm_(h, w_h.t());
     cpu::forward(gates, c, output, new_c);
     if (r.lengths.defined()) {
-      const Tensor run = running(r, t);
+      const Tensor run = running(r, t), stopped = run.logical_not();
       h = output.where(run, h);
       new_c.copy_(new_c.where(run, c));
-      output.masked_fill_(run.logical_not(), 0);
+      output.masked_fill_(stopped, 0);
+      if (keep) gates.masked_fill_(stopped, 0);  // as the row-block loops save them
     } else {
       h = output;
     }

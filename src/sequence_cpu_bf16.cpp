@@ -75,6 +75,7 @@ void bf16_forward(Recurrence& r) {
         if (!lengths.runs(begin + i, t)) {
           std::copy_n(c + i * S, S, new_c + i * S);
           std::fill_n(h.data() + i * S, S, 0.0f);
+          std::fill_n(gates.data() + i * G, G, 0.0f);  // saved as zeros, as sequence_cpu.cpp's
         }
       }
       cpu::round_to_bf16(h.data(), output, m * S);

@@ -107,6 +107,29 @@ def test_lengths_sorted(device):
         assert_matches(args, lengths=lengths, with_state=False)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
+def test_cpu_lengths_results_do_not_depend_on_threads(dtype):
+    """Every output of the CPU's forward with lengths, the saved gates and cells too, is the same
+    bit for bit on 1, 2 and 3 threads (blocks that stop whole or in part), and the gates saved for
+    the steps a sequence did not run are zeros."""
+    args = make_sequence(6, 5, 3, 7, dtype=dtype, seed=4, requires_grad=False)
+    lengths = torch.tensor([6, 0, 2, 6, 1])
+    threads = torch.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            results.append(torch.ops.lltm_jit.sequence_forward(*args, lengths, True))
+    finally:
+        torch.set_num_threads(threads)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert torch.equal(a, b)
+    gates = results[0][3]
+    for b, length in enumerate(lengths.tolist()):
+        assert torch.count_nonzero(gates[length:, b]) == 0
+
+
 def test_state_split_over_blocks(device):
     """A state whose W_h fits no block's shared memory (float64 at state 300): on CUDA the
     persistent kernels split it over a group of blocks that exchange h and d_h each step, here
@@ -269,11 +292,13 @@ def test_cpu_bfloat16_runs_its_own_products(state, lengths, monkeypatch):
     args = make_sequence(5, 9, 5, 33, dtype=torch.bfloat16, seed=9)
 
     def products():
-        output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None,
-                                           lengths=lengths)
+        def forward():
+            return lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None, lengths=lengths)
+
+        output, (h_n, c_n) = forward()
         forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
                                                                       args[:3]))
-        calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2])) + forward_and_backward
+        calls = aten_calls(forward) + forward_and_backward
         return sum(calls[name] for name in ("aten::mm", "aten::addmm", "aten::addmm_", "aten::mv"))
 
     monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
