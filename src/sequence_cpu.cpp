@@ -90,17 +90,8 @@ void blas_forward(Recurrence& r, Blas blas) {
       }
       if (h != nullptr) product(h, S, m, gates, 3 * S, /*accumulate=*/true);
       cpu::forward_rows(gates, c, output, new_c, m, S);
-      if (lengths.given()) {
-        for (int64_t i = 0; i < m; ++i) {
-          if (lengths.runs(begin + i, t)) {
-            std::copy_n(output + i * S, S, held.data() + i * S);
-          } else {
-            std::copy_n(c + i * S, S, new_c + i * S);
-            std::fill_n(output + i * S, S, T(0));
-            if (keep) std::fill_n(gates + i * 3 * S, 3 * S, T(0));
-          }
-        }
-      }
+      lengths.forward_step(begin, m, t, S, c, new_c, output, keep ? gates : nullptr);
+      lengths.hold(begin, m, t, S, output, held.data());
       h = lengths.given() ? held.data() : output;
       c = new_c;
     }
@@ -137,8 +128,7 @@ void blas_backward(Recurrence& r, Blas blas) {
     for (int64_t t = s.time - 1; t >= 0; --t) {
       T* gates = rows_of<T>(r.gates, (t * B + begin) * 3 * S);
       const T* c_prev = t > 0 ? rows_of<T>(r.cells, ((t - 1) * B + begin) * S) : rows_of<T>(c0, begin * S);
-      const int64_t running = lengths.running(begin, m, t);
-      if (running == 0) {
+      if (lengths.running(begin, m, t) == 0) {
         std::fill_n(gates, m * 3 * S, T(0));
         continue;
       }
@@ -147,22 +137,10 @@ void blas_backward(Recurrence& r, Blas blas) {
         if (t > 1) prefetch(c_prev - B * S, m * S);
         if (grad_output.defined()) prefetch(grad_output.const_data_ptr<T>() + ((t - 1) * B + begin) * S, m * S);
       }
-      // Where some rows have stopped, the product adds to their d_h, and zeros stand in for the others'.
-      lengths.split(
-          begin, m, t,
-          [&](int64_t i, int64_t n) {
-            T* dh_i = dh + i * S;
-            if (grad_output.defined()) {
-              const T* g = grad_output.const_data_ptr<T>() + (t * B + begin + i) * S;
-              for (int64_t k = 0; k < n * S; ++k) dh_i[k] += g[k];
-            }
-            cpu::backward_rows(dh_i, dc + i * S, gates + i * 3 * S, c_prev + i * S, gates + i * 3 * S, dc + i * S,
-                               n, S);
-            if (running < m) std::fill_n(dh_i, n * S, T(0));
-          },
-          [&](int64_t i) { std::fill_n(gates + i * 3 * S, 3 * S, T(0)); });
+      const T* grad = grad_output.defined() ? grad_output.const_data_ptr<T>() + (t * B + begin) * S : nullptr;
+      const bool accumulate = lengths.backward_step(begin, m, t, S, dh, dc, gates, c_prev, grad);
       bias.add(bias_sum, gates, m);
-      product(gates, 3 * S, m, dh, S, /*accumulate=*/running < m);
+      product(gates, 3 * S, m, dh, S, accumulate);
     }
   });
   bias.finish(r);

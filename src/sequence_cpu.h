@@ -4,6 +4,7 @@
 // inside the recurrence, and the bfloat16 entry points.
 #pragma once
 
+#include "cell_cpu.h"
 #include "sequence.h"
 
 #include <ATen/Parallel.h>
@@ -46,17 +47,54 @@ class Lengths {
     return count;
   }
 
-  // f(first, count) for each run of consecutive rows of the block that step t runs, first counted
-  // from begin, and g(i) for each row that it does not run.
-  template <typename F, typename G>
-  void split(int64_t begin, int64_t m, int64_t t, const F& f, const G& g) const {
+  // After step t's fused forward pass over the block's m rows of `state` values (c the cell state
+  // before the step; new_c, h and gates the step's): a row that did not run keeps its cell state,
+  // and its h and gates (where given) are zeros. Nothing where no lengths are given.
+  template <typename T>
+  void forward_step(int64_t begin, int64_t m, int64_t t, int64_t state, const T* c, T* new_c, T* h,
+                    T* gates) const {
+    for (int64_t i = 0; i < m && given(); ++i) {
+      if (runs(begin + i, t)) continue;
+      std::copy_n(c + i * state, state, new_c + i * state);
+      std::fill_n(h + i * state, state, T(0));
+      if (gates != nullptr) std::fill_n(gates + i * 3 * state, 3 * state, T(0));
+    }
+  }
+
+  // Then the h of each row that ran step t (output, as the op returns it) into held, where a row
+  // that has stopped keeps its own.
+  template <typename H>
+  void hold(int64_t begin, int64_t m, int64_t t, int64_t state, const H* output, H* held) const {
+    for (int64_t i = 0; i < m && given(); ++i) {
+      if (runs(begin + i, t)) std::copy_n(output + i * state, state, held + i * state);
+    }
+  }
+
+  // Step t's fused backward pass over the block's m rows (cpu::backward_rows, in place: gates
+  // become the gate gradients, d_c that of the cell state before the step), with grad (the
+  // output's gradient at t; nullptr: zero) added to d_h first. A row that did not run gets zero
+  // gate gradients, and its d_h and d_c pass through. Returns whether the product d_gates W_h must
+  // add into d_h: where some rows have stopped, the rows that ran have zeros there for it.
+  template <typename T>
+  bool backward_step(int64_t begin, int64_t m, int64_t t, int64_t state, T* d_h, T* d_c, T* gates,
+                     const T* c_prev, const T* grad) const {
+    const bool some_stopped = running(begin, m, t) < m;
+    const int64_t S = state, G = 3 * state;
     for (int64_t i = 0; i < m;) {
       int64_t j = i;
       while (j < m && runs(begin + j, t)) ++j;
-      if (j > i) f(i, j - i);
-      if (j < m) g(j);
+      if (const int64_t n = j - i; n > 0) {  // rows [i, j) ran the step
+        T* dh = d_h + i * S;
+        if (grad != nullptr) {
+          for (int64_t k = 0; k < n * S; ++k) dh[k] += grad[i * S + k];
+        }
+        cpu::backward_rows(dh, d_c + i * S, gates + i * G, c_prev + i * S, gates + i * G, d_c + i * S, n, S);
+        if (some_stopped) std::fill_n(dh, n * S, T(0));
+      }
+      if (j < m) std::fill_n(gates + j * G, G, T(0));  // row j did not
       i = j + 1;
     }
+    return some_stopped;
   }
 
  private:

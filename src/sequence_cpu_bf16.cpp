@@ -71,21 +71,13 @@ void bf16_forward(Recurrence& r) {
         cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
       }
       cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
-      for (int64_t i = 0; i < m && lengths.given(); ++i) {
-        if (!lengths.runs(begin + i, t)) {
-          std::copy_n(c + i * S, S, new_c + i * S);
-          std::fill_n(h.data() + i * S, S, 0.0f);
-          std::fill_n(gates.data() + i * G, G, 0.0f);  // saved as zeros, as sequence_cpu.cpp's
-        }
-      }
+      lengths.forward_step(begin, m, t, S, c, new_c, h.data(), gates.data());
       cpu::round_to_bf16(h.data(), output, m * S);
       if (keep) {
         cpu::round_to_bf16(gates.data(), mutable_bits(r.gates) + row * G, m * G);
         cpu::round_to_bf16(new_c, mutable_bits(r.cells) + row * S, m * S);
       }
-      for (int64_t i = 0; i < m && lengths.given(); ++i) {
-        if (lengths.runs(begin + i, t)) std::copy_n(output + i * S, S, held.data() + i * S);
-      }
+      lengths.hold(begin, m, t, S, output, held.data());
       h_prev = lengths.given() ? held.data() : output;
       std::swap(c, new_c);
     }
@@ -117,8 +109,7 @@ void bf16_backward(Recurrence& r) {
     for (int64_t t = s.time - 1; t >= 0; --t) {
       const int64_t row = t * B + begin;
       Bits* d_gates = mutable_bits(r.gates) + row * G;
-      const int64_t running = lengths.running(begin, m, t);
-      if (running == 0) {
+      if (lengths.running(begin, m, t) == 0) {
         std::fill_n(d_gates, m * G, Bits{0});
         continue;
       }
@@ -131,22 +122,11 @@ void bf16_backward(Recurrence& r) {
       } else {
         std::fill(state.begin(), state.end(), 0.0f);
       }
-      // Where some rows have stopped, the product adds to their d_h, and zeros stand in for the others'.
-      lengths.split(
-          begin, m, t,
-          [&](int64_t i, int64_t n) {
-            float* dh_i = dh + i * S;
-            if (grad_output.defined()) {
-              for (int64_t k = 0; k < n * S; ++k) dh_i[k] += grad[i * S + k];
-            }
-            float* g = gates.data() + i * G;
-            cpu::backward_rows(dh_i, dc + i * S, g, state.data() + i * S, g, dc + i * S, n, S);
-            if (running < m) std::fill_n(dh_i, n * S, 0.0f);
-          },
-          [&](int64_t i) { std::fill_n(gates.data() + i * G, G, 0.0f); });
+      const bool accumulate = lengths.backward_step(begin, m, t, S, dh, dc, gates.data(), state.data(),
+                                                    grad_output.defined() ? grad.data() : nullptr);
       bias.add(bias_sum, gates.data(), m);
       cpu::round_to_bf16(gates.data(), d_gates, m * G);
-      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, /*accumulate=*/running < m);
+      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, accumulate);
     }
   });
   r.d_h.copy_(d_h);
