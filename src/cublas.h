@@ -1,21 +1,28 @@
 // cuBLAS products called directly, for the sequence's per-step products: through ATen each costs
 // the host more in dispatch and checks than the device's work for a small step, which then bounds a
-// whole sequence (benchmarks/NOTES.md, "Numbers behind the sources' comments"). The functions come from the libcublas that
-// torch has loaded (dlopen with RTLD_NOLOAD), declared here by their documented C signatures, so
-// that building needs no cuBLAS header or library (a minimal CUDA toolkit has neither). Where
-// they cannot be found, `available()` is false and the caller uses ATen.
+// whole sequence (benchmarks/NOTES.md, "Numbers behind the sources' comments"). The function comes
+// from the libcublas that torch has loaded (dlopen with RTLD_NOLOAD), declared here by its
+// documented C signature, so that building needs no cuBLAS header or library (a minimal CUDA
+// toolkit has neither). Where it cannot be found, `available()` is false and the caller uses ATen.
+// The handle is torch's own (its pool hands each thread one per device, set to the current stream
+// and torch's workspace, and takes it back when the thread ends).
 #pragma once
 
 #include <ATen/Context.h>
 #include <c10/core/ScalarType.h>
-#include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 #include <library_types.h>
 
 #include <dlfcn.h>
 
 #include <string>
-#include <unordered_map>
+
+// torch's handle getter (ATen/cuda/CUDAContextLight.h), declared here so that its header, which
+// includes cuBLAS's, stays out: cublasHandle_t is `cublasContext*`.
+struct cublasContext;
+namespace at::cuda {
+cublasContext* getCurrentCUDABlasHandle(bool setup);
+}  // namespace at::cuda
 
 namespace lltm::cublas {
 
@@ -24,8 +31,6 @@ enum Op : int { N = 0, T = 1 };
 constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70, kGemmDefault = -1;
 
 struct Api {
-  int (*create)(void** handle);
-  int (*set_stream)(void* handle, cudaStream_t stream);
   int (*gemm)(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
               cudaDataType a_type, int lda, const void* b, cudaDataType b_type, int ldb, const void* beta, void* c,
               cudaDataType c_type, int ldc, int compute_type, int algo);
@@ -37,27 +42,13 @@ inline const Api* api() {
     void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
     if (library == nullptr) return nullptr;
     static Api functions;
-    functions.create = reinterpret_cast<decltype(Api::create)>(dlsym(library, "cublasCreate_v2"));
-    functions.set_stream = reinterpret_cast<decltype(Api::set_stream)>(dlsym(library, "cublasSetStream_v2"));
     functions.gemm = reinterpret_cast<decltype(Api::gemm)>(dlsym(library, "cublasGemmEx"));
-    return functions.create && functions.set_stream && functions.gemm ? &functions : nullptr;
+    return functions.gemm ? &functions : nullptr;
   }();
   return loaded;
 }
 
 inline bool available() { return api() != nullptr; }
-
-// A handle of this thread's for the current device (cuBLAS handles are not to be shared by
-// threads), set to `stream`.
-inline void* handle(cudaStream_t stream) {
-  thread_local std::unordered_map<int, void*> handles;
-  int device = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&device));
-  void*& h = handles[device];
-  if (h == nullptr) TORCH_CHECK(api()->create(&h) == 0, "lltm_sequence: cublasCreate failed");
-  TORCH_CHECK(api()->set_stream(h, stream) == 0, "lltm_sequence: cublasSetStream failed");
-  return h;
-}
 
 inline cudaDataType data_type(at::ScalarType dtype) {
   return dtype == at::kDouble  ? CUDA_R_64F
@@ -69,7 +60,7 @@ inline cudaDataType data_type(at::ScalarType dtype) {
 // C += op(A) op(B) in cuBLAS's column-major terms, A and B of `dtype`, C of `c_dtype` (dtype, or
 // float for the half types); the math in float for the half types and, as torch's matmul, in
 // TF32 for float32 only where torch allows it.
-inline void gemm_accumulate(cudaStream_t stream, at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb,
+inline void gemm_accumulate(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb,
                             int m, int n, int k, const void* a, int lda, const void* b, int ldb, void* c, int ldc) {
   const double one_double = 1.0;
   const float one_float = 1.0f;
@@ -77,8 +68,9 @@ inline void gemm_accumulate(cudaStream_t stream, at::ScalarType dtype, at::Scala
   const int compute = dtype == at::kDouble                                              ? kCompute64F
                       : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
                                                                                       : kCompute32F;
-  const int status = api()->gemm(handle(stream), transa, transb, m, n, k, one, a, data_type(dtype), lda, b,
-                                 data_type(dtype), ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
+  void* handle = at::cuda::getCurrentCUDABlasHandle(/*setup=*/true);
+  const int status = api()->gemm(handle, transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
+                                 ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
 }
 

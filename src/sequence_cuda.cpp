@@ -82,13 +82,13 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
 // stride, b with unit stride in either dimension, and out (m, n) contiguous, of that dtype or its
 // opmath type: cuBLAS where it is loaded, else ATen (in out's dtype). The column-major call
 // computes out^T (n x m) += b (n x k) a^T (k x m).
-void accumulate_product(cudaStream_t stream, const Tensor& out, const Tensor& a, const Tensor& b) {
+void accumulate_product(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (!cublas::available()) {
     out.addmm_(a.to(out.scalar_type()), b.to(out.scalar_type()).t());
     return;
   }
   const bool b_rows = b.stride(1) == 1;  // b row-major: column-major memory holds b^T
-  cublas::gemm_accumulate(stream, a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N,
+  cublas::gemm_accumulate(a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N,
                           b.size(0), a.size(0), a.size(1), b.const_data_ptr(), b.stride(b_rows ? 0 : 1),
                           a.const_data_ptr(), a.stride(0), out.data_ptr(), out.stride(0));
 }
@@ -132,10 +132,10 @@ void cuda_forward(Recurrence& r) {
       const int64_t steps = std::min(chunk, T - t);
       const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
       rows.copy_(r.bias.expand({steps * B, 3 * S}));
-      accumulate_product(stream, rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
+      accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
     }
     const Tensor pre_t = pre.select(0, t % chunk);
-    accumulate_product(stream, pre_t, h, w_h);
+    accumulate_product(pre_t, h, w_h);
     const Tensor& h_next = h_buffers[t % 2];
     const Tensor& c_next = c_buffers[t % 2];
     const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
@@ -175,7 +175,7 @@ void cuda_backward(Recurrence& r) {
   const Tensor w_h_t = r.weights.narrow(1, 0, r.sizes.state).t();
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
     C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
-    accumulate_product(stream, d_h, r.gates.select(0, t), w_h_t);
+    accumulate_product(d_h, r.gates.select(0, t), w_h_t);
   }
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);
