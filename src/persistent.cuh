@@ -62,25 +62,34 @@ struct WorkspaceSizes {
   int64_t arrivals, tickets;    // counters
 };
 
-LLTM_HD WorkspaceSizes workspace_sizes(const SequenceParams& p, const Tiling& t, bool forward) {
+// Whether a params type is the forward's: the direction of its kernels and workspace.
+template <typename Params>
+constexpr bool is_forward = std::is_same_v<Params, ForwardParams>;
+
+LLTM_HD bool sums_bias(const ForwardParams&) { return false; }
+LLTM_HD bool sums_bias(const BackwardParams& p) { return p.d_bias != nullptr; }
+
+template <typename Params>
+LLTM_HD WorkspaceSizes workspace_sizes(const Params& p, const Tiling& t) {
+  constexpr bool forward = is_forward<Params>;
   if (t.rows == 0) return {};  // the tiling does not fit: no launch
   const int64_t groups = ceil_div(p.batch, t.rows);
-  const bool split = t.tiles > 1, bias = !forward && p.d_bias != nullptr && groups > 1;
+  const bool split = t.tiles > 1, bias = sums_bias(p) && groups > 1;
   return {split ? 2 * (forward ? 1 : t.tiles) * p.batch * p.state : 0, bias ? groups * 3 * p.state : 0,
           split ? groups : 0, bias ? t.tiles : 0};
 }
 
-template <typename T>
-LLTM_HD Workspace<T> workspace(const SequenceParams& p, const Tiling& t, bool forward) {
-  const WorkspaceSizes n = workspace_sizes(p, t, forward);
+template <typename T, typename Params>
+LLTM_HD Workspace<T> workspace(const Params& p, const Tiling& t) {
+  const WorkspaceSizes n = workspace_sizes(p, t);
   T* exchange = static_cast<T*>(p.workspace);
   int* arrivals = reinterpret_cast<int*>(exchange + n.exchange + n.bias_sums);
   return {exchange, exchange + n.exchange, arrivals, arrivals + n.arrivals};
 }
 
-template <typename T>
-inline size_t workspace_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
-  const WorkspaceSizes n = workspace_sizes(p, t, forward);
+template <typename T, typename Params>
+inline size_t workspace_bytes(const Params& p, const Tiling& t) {
+  const WorkspaceSizes n = workspace_sizes(p, t);
   return sizeof(T) * (n.exchange + n.bias_sums) + sizeof(int) * (n.arrivals + n.tickets);
 }
 
@@ -217,41 +226,59 @@ __device__ __forceinline__ Share slice_share(int count) {
   return {begin, begin + per < count ? begin + per : count};
 }
 
-// Launches one instantiation of a persistent kernel, `kernel` of R rows per group, for the direction
-// `kForward` with `block` threads a block, after zeroing its workspace's counters.
-template <typename scalar_t, int R, bool kForward>
-cudaError_t launch_persistent(void (*kernel)(SequenceParams, Tiling), const SequenceParams& p, const Tiling& tiling,
+// Launches one instantiation of a persistent kernel, `kernel` of R rows per group, with `block`
+// threads a block, after zeroing its workspace's counters. Where the blocks of a group wait for
+// each other, every block must be resident at once: where the device cannot hold them all (a
+// shared GPU, fewer multiprocessors than p.multiprocessors), nothing is launched and the answer is
+// cudaErrorCooperativeLaunchTooLarge, for the caller to take the per-step path.
+template <typename scalar_t, int R, typename Params>
+cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
                               cudaStream_t stream, dim3 block) {
   if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      static_cast<int>(tiling.shared_bytes));
       error != cudaSuccess) {
     return error;
   }
-  const int groups = static_cast<int>(ceil_div(p.batch, R));
-  if (const WorkspaceSizes n = workspace_sizes(p, tiling, kForward); n.arrivals + n.tickets > 0) {
-    int* counters = workspace<opmath_t<scalar_t>>(p, tiling, kForward).arrivals;
+  const int groups = static_cast<int>(ceil_div(p.batch, R)), blocks = tiling.tiles * groups;
+  const bool cooperative = tiling.tiles > 1;
+  if (cooperative) {
+    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+    if (cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
+    if (cudaError_t error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+        error != cudaSuccess) {
+      return error;
+    }
+    if (cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_multiprocessor, kernel, static_cast<int>(block.x * block.y * block.z), tiling.shared_bytes);
+        error != cudaSuccess) {
+      return error;
+    }
+    if (per_multiprocessor * multiprocessors < blocks) return cudaErrorCooperativeLaunchTooLarge;
+  }
+  if (const WorkspaceSizes n = workspace_sizes(p, tiling); n.arrivals + n.tickets > 0) {
+    int* counters = workspace<opmath_t<scalar_t>>(p, tiling).arrivals;
     if (const cudaError_t error = cudaMemsetAsync(counters, 0, sizeof(int) * (n.arrivals + n.tickets), stream);
         error != cudaSuccess) {
       return error;
     }
   }
-  cudaLaunchAttribute cooperative{};
-  cooperative.id = cudaLaunchAttributeCooperative;
-  cooperative.val.cooperative = tiling.tiles > 1;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeCooperative;
+  attribute.val.cooperative = cooperative;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(tiling.tiles * groups));
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = block;
   config.dynamicSmemBytes = tiling.shared_bytes;
   config.stream = stream;
-  config.attrs = &cooperative;
+  config.attrs = &attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, p, tiling);
 }
 
 template <typename scalar_t>
-cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+cudaError_t launch_persistent_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
 template <typename scalar_t>
-cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+cudaError_t launch_persistent_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
 // The CUDA-core kernels' block: `columns` x `slices` threads.
 inline dim3 persistent_block(const SequenceParams& p, const Tiling& t, bool forward) {

@@ -12,7 +12,7 @@ struct StepInputs {
 };
 
 template <typename scalar_t, typename T = opmath_t<scalar_t>>
-__device__ __forceinline__ StepInputs<T> step_inputs(const SequenceParams& p, int64_t t, int64_t b, int64_t j) {
+__device__ __forceinline__ StepInputs<T> step_inputs(const BackwardParams& p, int64_t t, int64_t b, int64_t j) {
   const int64_t S = p.state, B = p.batch;
   const auto* z = static_cast<const scalar_t*>(p.gates) + (t * B + b) * 3 * S + j;
   const T c_prev = t > 0             ? T(static_cast<const scalar_t*>(p.cells)[((t - 1) * B + b) * S + j])
@@ -22,7 +22,7 @@ __device__ __forceinline__ StepInputs<T> step_inputs(const SequenceParams& p, in
 }
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(SequenceParams p, Tiling tiling) {
+__global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(BackwardParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
   T* dg = reinterpret_cast<T*>(w + 3 * packs * S);  // dg[(r * 3 + g) * W + c]
   T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]
-  const Workspace<T> ws = workspace<T>(p, tiling, false);
+  const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
@@ -175,13 +175,13 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 // Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
 // instantiated per dtype in persistent_backward_<dtype>.cu.
 template <typename scalar_t>
-cudaError_t launch_persistent_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+cudaError_t launch_persistent_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block = persistent_block(p, tiling, false);
   switch (tiling.rows) {
-    case 1: return launch_persistent<scalar_t, 1, false>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream, block);
-    case 2: return launch_persistent<scalar_t, 2, false>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream, block);
-    case 4: return launch_persistent<scalar_t, 4, false>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream, block);
-    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, false>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
+    case 1: return launch_persistent<scalar_t, 1>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream, block);
+    case 2: return launch_persistent<scalar_t, 2>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream, block);
+    case 4: return launch_persistent<scalar_t, 4>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream, block);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
   }
 }

@@ -1,5 +1,5 @@
 // The persistent backward kernels for double storage.
 #include "persistent_backward.cuh"
 
-template cudaError_t lltm::cuda::launch_persistent_backward_typed<double>(const SequenceParams&, const Tiling&,
+template cudaError_t lltm::cuda::launch_persistent_typed<double>(const BackwardParams&, const Tiling&,
                                                                       cudaStream_t);

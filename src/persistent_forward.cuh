@@ -6,7 +6,7 @@
 namespace lltm::cuda {
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(SequenceParams p, Tiling tiling) {
+__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(ForwardParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   V* w = reinterpret_cast<V*>(shared);             // w[(g * packs + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
   T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k]
   T* partial = h + R * padded;                     // partial[((s * 3 + g) * R + r) * W + c]
-  const Workspace<T> ws = workspace<T>(p, tiling, true);
+  const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][batch][state]
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const scalar_t*>(p.weights);
@@ -132,13 +132,13 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
 // Launches the forward kernel of storage type scalar_t with the tiling's rows per group;
 // instantiated per dtype in persistent_forward_<dtype>.cu.
 template <typename scalar_t>
-cudaError_t launch_persistent_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+cudaError_t launch_persistent_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block = persistent_block(p, tiling, true);
   switch (tiling.rows) {
-    case 1: return launch_persistent<scalar_t, 1, true>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream, block);
-    case 2: return launch_persistent<scalar_t, 2, true>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream, block);
-    case 4: return launch_persistent<scalar_t, 4, true>(persistent_forward_kernel<scalar_t, 4>, p, tiling, stream, block);
-    case kMaxRows: return launch_persistent<scalar_t, kMaxRows, true>(persistent_forward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
+    case 1: return launch_persistent<scalar_t, 1>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream, block);
+    case 2: return launch_persistent<scalar_t, 2>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream, block);
+    case 4: return launch_persistent<scalar_t, 4>(persistent_forward_kernel<scalar_t, 4>, p, tiling, stream, block);
+    case kMaxRows: return launch_persistent<scalar_t, kMaxRows>(persistent_forward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
   }
 }

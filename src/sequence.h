@@ -65,9 +65,10 @@ inline Tensor checked_lengths(const char* op, const Tensor& lengths, int64_t tim
   return host;
 }
 
-// What a backend's recurrence reads and writes. Forward: gates holds the input projection and
-// receives the pre-activations; output, h_n, c_n and, when defined (a backward may follow), cells
-// are written. With cells undefined, gates is only a workspace. Backward: grad_h_n and grad_c_n
+// What a backend's recurrence reads and writes: the base in both directions, each extension in one.
+// Forward: gates holds the input projection and receives the pre-activations; output, h_n, c_n
+// and, when defined (a backward may follow), cells are written. With cells undefined, gates is
+// only a workspace. Backward: output, gates and cells are the forward's; grad_h_n and grad_c_n
 // (undefined: zero) are the gradients of h_n and c_n; d_h and d_c receive those of h0 and c0, and
 // gates its gradients. d_bias, where defined, is the bias gradient the caller wants: a backend that
 // sums it as the steps go sets bias_summed, and the caller sums the gate gradients otherwise.
@@ -75,16 +76,24 @@ struct Recurrence {
   SequenceSizes sizes;
   Tensor weights, h0, c0;  // h0, c0: undefined where the initial state is zeros
   Tensor lengths;  // on the CPU, checked; undefined: every sequence runs `time` steps
-  Tensor input, bias;  // the forward's, bias as (3 * state,)
-  Tensor gates, output, cells, h_n, c_n;
+  Tensor gates, output, cells;
+};
+
+struct ForwardRecurrence : Recurrence {
+  Tensor input, bias;  // bias as (3 * state,)
+  Tensor h_n, c_n;
+};
+
+struct BackwardRecurrence : Recurrence {
   Tensor grad_output;  // may be undefined (zero) and of any strides
   Tensor grad_h_n, grad_c_n;  // undefined or contiguous, of the dtype
   Tensor d_h, d_c;
   Tensor d_bias;
   bool bias_summed = false;
 };
-using RecurrenceForward = void (*)(Recurrence& r);
-using RecurrenceBackward = void (*)(Recurrence& r);
+
+using RecurrenceForward = void (*)(ForwardRecurrence& r);
+using RecurrenceBackward = void (*)(BackwardRecurrence& r);
 
 // The initial state to read, in `dtype`: `given`, or zeros like `like` where it is undefined.
 inline Tensor state_or_zeros(const Tensor& given, const Tensor& like, at::ScalarType dtype) {
@@ -101,7 +110,7 @@ inline Tensor carried_gradient(const Tensor& out, const Tensor& given, at::Scala
 
 // The input projection of every step in one product, into gates (the backends call it first,
 // each in the dtype it runs the recurrence in).
-inline void project_input(const Recurrence& r) {
+inline void project_input(const ForwardRecurrence& r) {
   const SequenceSizes& s = r.sizes;
   Tensor projection = r.gates.view({s.time * s.batch, 3 * s.state});
   aten::addmm_out(projection, r.bias, r.input.reshape({s.time * s.batch, s.features}),
@@ -124,7 +133,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
                                                                     std::optional<bool> for_backward) {
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
-  Recurrence r{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)};
+  ForwardRecurrence r{{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)}};
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &r.h0}, {"c0", &r.c0}});
   const SequenceSizes s = r.sizes = check_sequence(op, input, weights, &bias, r.h0, r.c0, given_lengths);
   r.lengths = checked_lengths(op, given_lengths, s.time);
@@ -189,7 +198,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     const Tensor& output, const Tensor& gates, const Tensor& cells, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_sequence_backward";
   const Tensor given_lengths = lengths.value_or(Tensor());
-  Recurrence r{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)};
+  BackwardRecurrence r{{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)}};
   r.grad_output = grad_output.value_or(Tensor());
   r.grad_h_n = contiguous_or_none(grad_h_n);
   r.grad_c_n = contiguous_or_none(grad_c_n);

@@ -41,7 +41,7 @@ void prefetch(const T* p, int64_t count) {
 // state goes to two buffers in turn (the fused pass may not write over the state it reads). With
 // lengths, h goes to a buffer of the block's own, where a row that has stopped keeps its h.
 template <typename T>
-void blas_forward(Recurrence& r, Blas blas) {
+void blas_recurrence(ForwardRecurrence& r, Blas blas) {
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch;
   // gates += h W_h^T, W_h the first S columns of weights (3S x (S + F)).
@@ -108,7 +108,7 @@ void blas_forward(Recurrence& r, Blas blas) {
 // d_c that of the cell state before it, and d_h = d_gates W_h that of h before it. A row that
 // has stopped (lengths) gets zero gate gradients, and its d_h and d_c pass through the step.
 template <typename T>
-void blas_backward(Recurrence& r, Blas blas) {
+void blas_recurrence(BackwardRecurrence& r, Blas blas) {
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch;
   const Tensor weights = r.weights.contiguous();
@@ -146,23 +146,16 @@ void blas_backward(Recurrence& r, Blas blas) {
   bias.finish(r);
 }
 
-template <typename T>
-bool blas_recurrence(Recurrence& r, bool backward) {
-  const SequenceSizes& s = r.sizes;
-  const Blas blas = cpu::recurrence_blas(std::is_same_v<T, double>,
-                                         std::max({s.batch, 3 * s.state, s.state + s.features}));
-  if (blas == Blas::kNone) return false;
-  backward ? blas_backward<T>(r, blas) : blas_forward<T>(r, blas);
-  return true;
-}
-
 // The recurrence in the dtype at hand through the BLAS, where the process has one.
-bool try_blas(Recurrence& r, bool backward) {
-  switch (r.weights.scalar_type()) {
-    case at::kFloat: return blas_recurrence<float>(r, backward);
-    case at::kDouble: return blas_recurrence<double>(r, backward);
-    default: return false;
-  }
+template <typename R>
+bool try_blas(R& r) {
+  const SequenceSizes& s = r.sizes;
+  const auto type = r.weights.scalar_type();
+  if (type != at::kFloat && type != at::kDouble) return false;
+  const Blas blas = cpu::recurrence_blas(type == at::kDouble, std::max({s.batch, 3 * s.state, s.state + s.features}));
+  if (blas == Blas::kNone) return false;
+  type == at::kDouble ? blas_recurrence<double>(r, blas) : blas_recurrence<float>(r, blas);
+  return true;
 }
 
 // Rows (batch, 1) that step t runs: those of sequences longer than t.
@@ -170,8 +163,8 @@ Tensor running(const Recurrence& r, int64_t t) {
   return r.lengths.gt(t).unsqueeze(1);
 }
 
-void cpu_forward(Recurrence& r) {
-  if (try_blas(r, /*backward=*/false)) return;
+void cpu_forward(ForwardRecurrence& r) {
+  if (try_blas(r)) return;
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
   project_input(r);
@@ -201,8 +194,8 @@ void cpu_forward(Recurrence& r) {
   r.c_n.copy_(c);
 }
 
-void cpu_backward(Recurrence& r) {
-  if (try_blas(r, /*backward=*/true)) return;
+void cpu_backward(BackwardRecurrence& r) {
+  if (try_blas(r)) return;
   const SequenceSizes& s = r.sizes;
   const Tensor w_h = r.weights.narrow(1, 0, s.state);
   const auto dtype = r.d_h.scalar_type();
@@ -235,26 +228,39 @@ void cpu_backward(Recurrence& r) {
 // Half types otherwise run `recurrence` in float: the state and its gradients are not rounded between
 // steps, only what the op returns or saves is, once. Each pre-activation, for one, is rounded
 // after its whole sum, as in the step op's (and eager's) one product over [h, input].
-using Field = Tensor Recurrence::*;
-constexpr Field kForwardWrites[] = {&Recurrence::gates, &Recurrence::output, &Recurrence::cells, &Recurrence::h_n,
-                                    &Recurrence::c_n};
-constexpr Field kBackwardWrites[] = {&Recurrence::gates, &Recurrence::d_h, &Recurrence::d_c};
+// Each direction's tensors: all that it reads or writes (converted to float), then what it writes
+// (copied back).
+template <typename R>
+struct Fields;
 
-template <void (*recurrence)(Recurrence&), const auto& writes>
-void in_float(Recurrence& r) {
+template <>
+struct Fields<ForwardRecurrence> {
+  using R = ForwardRecurrence;
+  static constexpr Tensor R::* all[] = {&R::weights, &R::h0, &R::c0, &R::input, &R::bias, &R::gates, &R::output,
+                                        &R::cells, &R::h_n, &R::c_n};
+  static constexpr Tensor R::* writes[] = {&R::gates, &R::output, &R::cells, &R::h_n, &R::c_n};
+};
+
+template <>
+struct Fields<BackwardRecurrence> {
+  using R = BackwardRecurrence;
+  static constexpr Tensor R::* all[] = {&R::weights, &R::h0, &R::c0, &R::gates, &R::output, &R::cells,
+                                        &R::grad_output, &R::grad_h_n, &R::grad_c_n, &R::d_h, &R::d_c};
+  static constexpr Tensor R::* writes[] = {&R::gates, &R::d_h, &R::d_c};
+};
+
+template <typename R, void (*recurrence)(R&)>
+void in_float(R& r) {
   if (!at::isReducedFloatingType(r.weights.scalar_type())) return recurrence(r);
-  Recurrence f = r;
-  for (Field field : {&Recurrence::weights, &Recurrence::h0, &Recurrence::c0, &Recurrence::input, &Recurrence::bias,
-                      &Recurrence::gates, &Recurrence::output, &Recurrence::cells, &Recurrence::h_n, &Recurrence::c_n,
-                      &Recurrence::grad_output, &Recurrence::grad_h_n, &Recurrence::grad_c_n, &Recurrence::d_h,
-                      &Recurrence::d_c}) {
+  R f = r;
+  for (const auto field : Fields<R>::all) {
     if ((f.*field).defined()) f.*field = (f.*field).to(at::kFloat);
   }
   recurrence(f);
-  for (Field field : writes) {
+  for (const auto field : Fields<R>::writes) {
     if ((r.*field).defined()) (r.*field).copy_(f.*field);
   }
-  r.bias_summed = f.bias_summed;  // into r.d_bias, which f shares
+  if constexpr (std::is_same_v<R, BackwardRecurrence>) r.bias_summed = f.bias_summed;  // into r.d_bias, shared
 }
 
 // The products after the recurrence through our AVX-512 kernel (cpu_blas.h), split over the
@@ -322,14 +328,14 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
 }
 
 // bfloat16 in its own recurrence where the CPU has its dot products, the others as above.
-void rounded_forward(Recurrence& r) {
+void rounded_forward(ForwardRecurrence& r) {
   if (cpu::runs_bf16(r)) return cpu::bf16_forward(r);
-  in_float<cpu_forward, kForwardWrites>(r);
+  in_float<ForwardRecurrence, cpu_forward>(r);
 }
 
-void rounded_backward(Recurrence& r) {
+void rounded_backward(BackwardRecurrence& r) {
   if (cpu::runs_bf16(r)) return cpu::bf16_backward(r);
-  in_float<cpu_backward, kBackwardWrites>(r);
+  in_float<BackwardRecurrence, cpu_backward>(r);
 }
 
 }  // namespace

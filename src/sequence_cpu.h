@@ -107,7 +107,7 @@ class Lengths {
 template <typename T>
 class BiasSums {
  public:
-  BiasSums(const Recurrence& r, const Tensor& like)
+  BiasSums(const BackwardRecurrence& r, const Tensor& like)
       : block_(row_block(r.sizes.batch)), width_(3 * r.sizes.state),
         partial_(r.d_bias.defined() ? like.new_zeros({(r.sizes.batch + block_ - 1) / block_, width_},
                                                      like.options().dtype(c10::CppTypeToScalarType<T>::value))
@@ -126,7 +126,7 @@ class BiasSums {
     }
   }
 
-  void finish(Recurrence& r) const {
+  void finish(BackwardRecurrence& r) const {
     if (!partial_.defined()) return;
     r.d_bias.copy_(partial_.sum(0));
     r.bias_summed = true;
@@ -139,8 +139,8 @@ class BiasSums {
 
 // bfloat16's recurrence and the products after it (sequence_cpu_bf16.cpp), where runs_bf16 says so.
 bool runs_bf16(const Recurrence& r);
-void bf16_forward(Recurrence& r);
-void bf16_backward(Recurrence& r);
+void bf16_forward(ForwardRecurrence& r);
+void bf16_backward(BackwardRecurrence& r);
 std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights);

@@ -37,7 +37,7 @@ const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint
 
 bool runs_bf16(const Recurrence& r) { return r.weights.scalar_type() == at::kBFloat16 && bf16_products(); }
 
-void bf16_forward(Recurrence& r) {
+void bf16_forward(ForwardRecurrence& r) {
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch, F = s.features, G = 3 * S, W = S + F;
   const Tensor weights = r.weights.contiguous(), input = r.input.contiguous();
@@ -90,7 +90,7 @@ void bf16_forward(Recurrence& r) {
 // The backward: d_h and d_c carried in float; each step's gate gradients rounded into gates (the
 // products after the recurrence read them) and summed unrounded for the bias gradient, a row of
 // partial sums a block of rows.
-void bf16_backward(Recurrence& r) {
+void bf16_backward(BackwardRecurrence& r) {
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch, G = 3 * S, W = S + s.features;
   const Tensor weights = r.weights.contiguous();

@@ -29,25 +29,32 @@ bool tensor_cores_allowed() {
   return !(choice && std::strcmp(choice, "0") == 0);
 }
 
+// LLTM_JIT_MULTIPROCESSORS=N plans the persistent kernels' tilings for N multiprocessors rather
+// than the device's (for tests of the fallback where the device cannot hold a tiling's blocks at
+// once; read at each call).
+int planned_multiprocessors() {
+  const char* given = std::getenv("LLTM_JIT_MULTIPROCESSORS");
+  return given != nullptr && std::atoi(given) > 0 ? std::atoi(given)
+                                                  : cuda::device_attribute(cudaDevAttrMultiProcessorCount);
+}
+
 // What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
-// column stride; `lengths` is the device copy (device_lengths), which the caller keeps alive.
-cuda::SequenceParams sequence_params(Recurrence& r, const Tensor& lengths) {
-  r.weights = r.weights.contiguous();
+// column stride: `weights` is r.weights made contiguous, and `lengths` the device copy
+// (device_lengths); the caller keeps both alive.
+cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights, const Tensor& lengths) {
   cuda::SequenceParams p{};
   p.time = r.sizes.time;
   p.batch = r.sizes.batch;
   p.state = r.sizes.state;
-  p.multiprocessors = cuda::device_attribute(cudaDevAttrMultiProcessorCount);
+  p.multiprocessors = planned_multiprocessors();
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.tensor_cores = cuda::device_attribute(cudaDevAttrComputeCapabilityMajor) >= 8 && tensor_cores_allowed();
-  p.weights = r.weights.const_data_ptr();
-  p.weights_ld = r.weights.stride(0);
-  p.h0 = data_or_null(r.h0);
+  p.weights = weights.const_data_ptr();
+  p.weights_ld = weights.stride(0);
   p.c0 = data_or_null(r.c0);
   p.gates = r.gates.data_ptr();
   p.cells = r.cells.defined() ? r.cells.data_ptr() : nullptr;
-  p.output = r.output.data_ptr();
   p.lengths = lengths.defined() ? lengths.const_data_ptr<int64_t>() : nullptr;
   return p;
 }
@@ -60,16 +67,22 @@ bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
-// in the stream's order, as every temporary here).
-void run_persistent(cuda::SequenceParams& p, const Tensor& like, bool forward) {
-  const auto dtype = like.scalar_type();
-  const size_t bytes = cuda::persistent_workspace_bytes(p, kernel_dtype(dtype), forward);
+// in the stream's order, as every temporary here). False where the device cannot hold the
+// tiling's blocks at once, and nothing ran: the caller then takes the per-step path.
+template <typename Params>
+bool run_persistent(Params& p, const Tensor& like) {
+  const auto dtype = kernel_dtype(like.scalar_type());
+  const size_t bytes = cuda::persistent_workspace_bytes(p, dtype);
   const auto options = like.options().dtype(at::kByte);
   const Tensor workspace = bytes > 0 ? like.new_empty({static_cast<int64_t>(bytes)}, options) : Tensor();
   p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
-  const auto stream = c10::cuda::getCurrentCUDAStream();
-  C10_CUDA_CHECK(forward ? cuda::launch_persistent_forward(p, kernel_dtype(dtype), stream)
-                         : cuda::launch_persistent_backward(p, kernel_dtype(dtype), stream));
+  const cudaError_t error = cuda::launch_persistent(p, dtype, c10::cuda::getCurrentCUDAStream());
+  if (error == cudaErrorCooperativeLaunchTooLarge) {
+    (void)cudaGetLastError();  // where cudaLaunchKernelEx said so: not sticky, and handled here
+    return false;
+  }
+  C10_CUDA_CHECK(error);
+  return true;
 }
 
 // The device copy of the lengths, made on the current stream without waiting for it (from pinned
@@ -97,10 +110,12 @@ void accumulate_product(const Tensor& out, const Tensor& a, const Tensor& b) {
 // half types (float32 and float64 project every step at once, into gates).
 constexpr int64_t kProjectionRows = 2048;
 
-void cuda_forward(Recurrence& r) {
+void cuda_forward(ForwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
-  const Tensor lengths = device_lengths(r, r.gates);
-  cuda::SequenceParams p = sequence_params(r, lengths);
+  const Tensor weights = r.weights.contiguous(), lengths = device_lengths(r, r.gates);
+  cuda::ForwardParams p{sequence_params(r, weights, lengths)};
+  p.h0 = data_or_null(r.h0);
+  p.output = r.output.data_ptr();
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
@@ -113,12 +128,9 @@ void cuda_forward(Recurrence& r) {
   const bool in_gates = math == dtype;
   const bool persistent = use_persistent(p, dtype);
   if (persistent || in_gates) project_input(r);
-  if (persistent) {
-    run_persistent(p, r.gates, true);
-    return;
-  }
+  if (persistent && run_persistent(p, r.gates)) return;
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
-  const Tensor w_h = r.weights.narrow(1, 0, S), w_x = r.weights.narrow(1, S, F);
+  const Tensor w_h = weights.narrow(1, 0, S), w_x = weights.narrow(1, S, F);
   // Step t's pre-activations are row t % chunk of pre.
   const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
   const Tensor pre = in_gates ? r.gates : r.gates.new_empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
@@ -148,10 +160,10 @@ void cuda_forward(Recurrence& r) {
   r.c_n.copy_(c);
 }
 
-void cuda_backward(Recurrence& r) {
+void cuda_backward(BackwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
-  const Tensor lengths = device_lengths(r, r.gates);
-  cuda::SequenceParams p = sequence_params(r, lengths);
+  const Tensor weights = r.weights.contiguous(), lengths = device_lengths(r, r.gates);
+  cuda::BackwardParams p{sequence_params(r, weights, lengths)};
   if (r.grad_output.defined()) {
     p.grad_output = r.grad_output.const_data_ptr();
     for (int d = 0; d < 3; ++d) p.grad_output_strides[d] = r.grad_output.stride(d);
@@ -165,14 +177,15 @@ void cuda_backward(Recurrence& r) {
   if (use_persistent(p, dtype)) {
     // The kernel sums the bias gradient as it goes: no pass over the gate gradients after it.
     if (r.d_bias.defined()) p.d_bias = r.d_bias.data_ptr();
-    run_persistent(p, r.gates, false);
-    r.bias_summed = r.d_bias.defined();
-    return;
+    if (run_persistent(p, r.gates)) {
+      r.bias_summed = r.d_bias.defined();
+      return;
+    }
   }
   // The gradients carried between steps, in the opmath type.
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
-  const Tensor w_h_t = r.weights.narrow(1, 0, r.sizes.state).t();
+  const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
   for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
     C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
     accumulate_product(d_h, r.gates.select(0, t), w_h_t);

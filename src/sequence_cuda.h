@@ -10,10 +10,12 @@
 namespace lltm::cuda {
 
 // A sequence's tensors, each contiguous and of the dtype the launch names, except grad_output.
-// Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n.
+// Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n. The base holds what
+// both directions read; ForwardParams and BackwardParams add what each alone reads or writes, so
+// that a kernel of one direction cannot be handed the other's.
 struct SequenceParams {
   int64_t time, batch, state;
-  int multiprocessors;
+  int multiprocessors;     // what the persistent kernels' tilings plan for
   size_t shared_memory_per_block;  // the most a block may opt in to
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
   bool tensor_cores;       // bfloat16's persistent kernels may run on tensor cores (sm_80
@@ -21,16 +23,23 @@ struct SequenceParams {
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
   int64_t weights_ld;
-  const void* h0;          // (batch, state); nullptr: zeros
-  const void* c0;          // likewise
+  const void* c0;          // (batch, state); nullptr: zeros
   void* gates;             // (time, batch, 3 * state): the pre-activations; the backward overwrites
                            // them with their gradients
+  void* cells;             // (time, batch, state): the cell state after each step; in the forward
+                           // nullptr where no backward follows, and the forward then writes neither
+                           // it nor, in the persistent kernel, the pre-activations back to gates
+  void* workspace;         // persistent_workspace_bytes of the launch's direction
+};
+
+struct ForwardParams : SequenceParams {
+  const void* h0;          // (batch, state); nullptr: zeros
   void* output;            // (time, batch, state)
-  void* cells;             // (time, batch, state): the cell state after each step; nullptr: no
-                           // backward follows, and the forward writes neither it nor, in the
-                           // persistent kernel, the pre-activations back to gates
   void* h_n;               // (batch, state)
   void* c_n;
+};
+
+struct BackwardParams : SequenceParams {
   const void* grad_output;          // nullptr: zero
   int64_t grad_output_strides[3];   // of (time, batch, state), in elements
   const void* grad_h_n;    // (batch, state): the gradient of h_n; nullptr: zero
@@ -39,7 +48,6 @@ struct SequenceParams {
   void* d_c;               // likewise of c0
   void* d_bias;            // (3 * state,): where given, the persistent backward writes the bias
                            // gradient, summed over the steps as they go
-  void* workspace;         // persistent_workspace_bytes of the launch's direction
 };
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
@@ -50,15 +58,18 @@ bool persistent_fits(const SequenceParams& p, DType dtype);
 // The device memory a persistent launch of that direction needs beside the tensors (what its
 // blocks exchange where W_h is split over several, the groups' d_bias sums where there are
 // several groups of rows, and their counters): p.workspace, of the launch's stream.
-size_t persistent_workspace_bytes(const SequenceParams& p, DType dtype, bool forward);
+size_t persistent_workspace_bytes(const ForwardParams& p, DType dtype);
+size_t persistent_workspace_bytes(const BackwardParams& p, DType dtype);
 
 // Forward of every step: `gates` holds the input projection (input W_x^T + bias) and, where cells
 // is given, receives the pre-activations; writes output, cells (where given), h_n and c_n.
-cudaError_t launch_persistent_forward(const SequenceParams& p, DType dtype, cudaStream_t stream);
-
 // Backward of every step, from grad_h_n and grad_c_n: leaves the gate gradients in `gates`, the
 // gradients of h0 and c0 in d_h and d_c, and where d_bias is given the bias gradient in it.
-cudaError_t launch_persistent_backward(const SequenceParams& p, DType dtype, cudaStream_t stream);
+// Either returns cudaErrorCooperativeLaunchTooLarge, having launched nothing, where the tiling's
+// blocks must all be resident at once and the device (shared, or with fewer multiprocessors than
+// p.multiprocessors) cannot hold them: the caller then runs the per-step path.
+cudaError_t launch_persistent(const ForwardParams& p, DType dtype, cudaStream_t stream);
+cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t stream);
 
 // The step path runs in the dtype's opmath type (float for the half types): the pre-activations
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
@@ -76,13 +87,13 @@ struct StepState {
 
 // Forward step t alone: the cell update, written to output[t], h_next, c_next and, when given,
 // cells[t] and (in the dtype, for the backward) gates[t].
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, DType dtype,
+cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream);
 
 // Backward step t alone, with the gradients of h and of the cell state after it in d_h and d_c
 // (opmath, (batch, state)): gates[t] becomes its gradient, d_c that of the cell before step t, and
 // d_h is zeroed where the step ran, for the host to add d_gates[t] W_h to it.
-cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
                                  cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -31,26 +31,35 @@ void with_choice(const SequenceParams& p, DType dtype, bool forward, F&& f) {
   dispatch(dtype, [&](auto tag) { f(tag, choose<decltype(tag)>(p, forward)); });
 }
 
-template <bool kForward>
-cudaError_t launch_persistent(const SequenceParams& p, DType dtype, cudaStream_t stream) {
+template <typename Params>
+cudaError_t launch(const Params& p, DType dtype, cudaStream_t stream) {
   if (p.batch == 0) {  // no rows: nothing to run, and a bias gradient of zeros
-    const bool bias = !kForward && p.d_bias != nullptr;
-    return bias ? cudaMemsetAsync(p.d_bias, 0, 3 * p.state * element_size(dtype), stream) : cudaSuccess;
+    if constexpr (!is_forward<Params>) {
+      if (p.d_bias != nullptr) return cudaMemsetAsync(p.d_bias, 0, 3 * p.state * element_size(dtype), stream);
+    }
+    return cudaSuccess;
   }
   cudaError_t error = cudaErrorNotSupported;  // no such dtype
-  with_choice(p, dtype, kForward, [&](auto tag, const Choice& choice) {
+  with_choice(p, dtype, is_forward<Params>, [&](auto tag, const Choice& choice) {
     using scalar_t = decltype(tag);
     if constexpr (has_tensor_cores<scalar_t>) {
       if (choice.tensor_cores) {
-        error = kForward ? launch_tensor_core_forward_typed<scalar_t>(p, choice.tiling, stream)
-                         : launch_tensor_core_backward_typed<scalar_t>(p, choice.tiling, stream);
+        error = launch_tensor_core_typed<scalar_t>(p, choice.tiling, stream);
         return;
       }
     }
-    error = kForward ? launch_persistent_forward_typed<scalar_t>(p, choice.tiling, stream)
-                     : launch_persistent_backward_typed<scalar_t>(p, choice.tiling, stream);
+    error = launch_persistent_typed<scalar_t>(p, choice.tiling, stream);
   });
   return error;
+}
+
+template <typename Params>
+size_t workspace_bytes_of(const Params& p, DType dtype) {
+  size_t bytes = 0;
+  with_choice(p, dtype, is_forward<Params>, [&](auto tag, const Choice& c) {
+    bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, c.tiling);
+  });
+  return bytes;
 }
 
 }  // namespace
@@ -63,20 +72,15 @@ bool persistent_fits(const SequenceParams& p, DType dtype) {
   return fits;
 }
 
-size_t persistent_workspace_bytes(const SequenceParams& p, DType dtype, bool forward) {
-  size_t bytes = 0;
-  with_choice(p, dtype, forward, [&](auto tag, const Choice& c) {
-    bytes = workspace_bytes<opmath_t<decltype(tag)>>(p, c.tiling, forward);
-  });
-  return bytes;
+size_t persistent_workspace_bytes(const ForwardParams& p, DType dtype) { return workspace_bytes_of(p, dtype); }
+size_t persistent_workspace_bytes(const BackwardParams& p, DType dtype) { return workspace_bytes_of(p, dtype); }
+
+cudaError_t launch_persistent(const ForwardParams& p, DType dtype, cudaStream_t stream) {
+  return launch(p, dtype, stream);
 }
 
-cudaError_t launch_persistent_forward(const SequenceParams& p, DType dtype, cudaStream_t stream) {
-  return launch_persistent<true>(p, dtype, stream);
-}
-
-cudaError_t launch_persistent_backward(const SequenceParams& p, DType dtype, cudaStream_t stream) {
-  return launch_persistent<false>(p, dtype, stream);
+cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t stream) {
+  return launch(p, dtype, stream);
 }
 
 }  // namespace lltm::cuda

@@ -12,7 +12,7 @@ namespace {
 constexpr int kStepThreads = 256;
 
 template <typename scalar_t>
-__global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequenceParams p, int64_t t, StepState state) {
+__global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParams p, int64_t t, StepState state) {
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   const auto* pre = static_cast<const T*>(state.pre);
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(SequencePara
 
 template <typename scalar_t>
 __global__ void __launch_bounds__(kStepThreads)
-    step_backward_kernel(SequenceParams p, int64_t t, void* d_h_, void* d_c_) {
+    step_backward_kernel(BackwardParams p, int64_t t, void* d_h_, void* d_c_) {
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
@@ -80,7 +80,7 @@ unsigned step_blocks(const SequenceParams& p) {
 
 }  // namespace
 
-cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepState& state, DType dtype,
+cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
@@ -91,7 +91,7 @@ cudaError_t launch_step_forward(const SequenceParams& p, int64_t t, const StepSt
   return cudaGetLastError();
 }
 
-cudaError_t launch_step_backward(const SequenceParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
                                  cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {

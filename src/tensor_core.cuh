@@ -229,8 +229,8 @@ __device__ __forceinline__ uint16_t storage_bits(float v) {
 }
 
 template <typename scalar_t>
-cudaError_t launch_tensor_core_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+cudaError_t launch_tensor_core_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
 template <typename scalar_t>
-cudaError_t launch_tensor_core_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream);
+cudaError_t launch_tensor_core_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -7,7 +7,7 @@
 namespace lltm::cuda {
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(SequenceParams p, Tiling tiling) {
+__global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(BackwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
   extern __shared__ __align__(16) unsigned char shared[];
@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Se
   const size_t w_bytes = std::max(size_t{2} * M * ld, size_t{4} * R * M);
   uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);  // dg[r * dg_ld + g * W + c], storage bits
   T* partial = reinterpret_cast<T*>(dg + R * dg_ld);             // partial[(s * R + r) * partial_ld + k]
-  const Workspace<T> ws = workspace<T>(p, tiling, false);
+  const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const uint16_t*>(p.weights);
@@ -178,12 +178,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Se
 // Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
 // instantiated per dtype in tensor_core_backward_<dtype>.cu.
 template <typename scalar_t>
-cudaError_t launch_tensor_core_backward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+cudaError_t launch_tensor_core_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block(32, kTensorWarps);
   switch (tiling.rows) {
-    case 8: return launch_persistent<scalar_t, 8, false>(tensor_core_backward_kernel<scalar_t, 8>, p, tiling, stream, block);
-    case 16: return launch_persistent<scalar_t, 16, false>(tensor_core_backward_kernel<scalar_t, 16>, p, tiling, stream, block);
-    case 32: return launch_persistent<scalar_t, 32, false>(tensor_core_backward_kernel<scalar_t, 32>, p, tiling, stream, block);
+    case 8: return launch_persistent<scalar_t, 8>(tensor_core_backward_kernel<scalar_t, 8>, p, tiling, stream, block);
+    case 16: return launch_persistent<scalar_t, 16>(tensor_core_backward_kernel<scalar_t, 16>, p, tiling, stream, block);
+    case 32: return launch_persistent<scalar_t, 32>(tensor_core_backward_kernel<scalar_t, 32>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
   }
 }

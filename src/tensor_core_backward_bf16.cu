@@ -1,5 +1,5 @@
 // The persistent backward kernels on tensor cores for c10::BFloat16 storage.
 #include "tensor_core_backward.cuh"
 
-template cudaError_t lltm::cuda::launch_tensor_core_backward_typed<c10::BFloat16>(const SequenceParams&, const Tiling&,
+template cudaError_t lltm::cuda::launch_tensor_core_typed<c10::BFloat16>(const BackwardParams&, const Tiling&,
                                                                     cudaStream_t);

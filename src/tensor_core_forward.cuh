@@ -6,7 +6,7 @@
 namespace lltm::cuda {
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(SequenceParams p, Tiling tiling) {
+__global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(ForwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
   extern __shared__ __align__(16) unsigned char shared[];
@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(Seq
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
   uint16_t* h = w + M * ld;                           // h[r * ld + k], rounded to the storage type
   T* partial = reinterpret_cast<T*>(h + R * ld);      // partial[(s * R + r) * partial_ld + g * W + c]
-  const Workspace<T> ws = workspace<T>(p, tiling, true);
+  const Workspace<T> ws = workspace<T>(p, tiling);
   auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] of storage bits
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const uint16_t*>(p.weights);
@@ -132,12 +132,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(Seq
 // Launches the forward kernel of storage type scalar_t with the tiling's rows per group;
 // instantiated per dtype in tensor_core_forward_<dtype>.cu.
 template <typename scalar_t>
-cudaError_t launch_tensor_core_forward_typed(const SequenceParams& p, const Tiling& tiling, cudaStream_t stream) {
+cudaError_t launch_tensor_core_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block(32, kTensorWarps);
   switch (tiling.rows) {
-    case 8: return launch_persistent<scalar_t, 8, true>(tensor_core_forward_kernel<scalar_t, 8>, p, tiling, stream, block);
-    case 16: return launch_persistent<scalar_t, 16, true>(tensor_core_forward_kernel<scalar_t, 16>, p, tiling, stream, block);
-    case 32: return launch_persistent<scalar_t, 32, true>(tensor_core_forward_kernel<scalar_t, 32>, p, tiling, stream, block);
+    case 8: return launch_persistent<scalar_t, 8>(tensor_core_forward_kernel<scalar_t, 8>, p, tiling, stream, block);
+    case 16: return launch_persistent<scalar_t, 16>(tensor_core_forward_kernel<scalar_t, 16>, p, tiling, stream, block);
+    case 32: return launch_persistent<scalar_t, 32>(tensor_core_forward_kernel<scalar_t, 32>, p, tiling, stream, block);
     default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
   }
 }

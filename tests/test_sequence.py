@@ -597,6 +597,30 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("size", [(5, 8, 40), (64, 6, 512)], ids=lambda s: "x".join(map(str, s)))
+def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, dtype, monkeypatch):
+    """A tiling planned for four times the GPU's multiprocessors (as on a GPU shared with MPS, or
+    one smaller than the device reports) needs more resident blocks than the GPU holds where its
+    blocks wait for each other (64x6x512: W_h split over tiles): the op takes the per-step path
+    there, launching no persistent kernel, and matches the reference. Where one block holds W_h
+    (5x8x40) nothing waits: the persistent kernels still run."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.setenv("LLTM_JIT_MULTIPROCESSORS", str(4 * torch.cuda.get_device_properties(0).multi_processor_count))
+    args64 = make_sequence(7, *size, device="cuda", seed=17)
+    args = [a.detach().to(dtype).requires_grad_() for a in args64]
+    names = cuda_kernels(lambda: run(lltm_sequence, args))
+    split = size[2] == 512
+    for direction in ("forward", "backward"):
+        assert ran(names, f"step_{direction}_kernel") == split, names
+        assert (ran(names, f"persistent_{direction}_kernel") or ran(names, f"tensor_core_{direction}_kernel")) != split
+    exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
+    ours, eager = run(lltm_sequence, args), run(reference_lltm_sequence, args)
+    for name, a, b, e in zip(NAMES, ours, eager, exact):
+        assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-5, name
+
+
+@requires_cuda
 @pytest.mark.parametrize("dtype", [torch.bfloat16])
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES[1:], ids=lambda s: "x".join(map(str, s)))
 def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
