@@ -18,7 +18,7 @@ sum of the outputs. For every kind, size (batch x input_features x state_size) a
      elementwise work is judged against. All of a case's calls take turns, one sample (the mean
      of --calls back-to-back calls) each per round, so that the machine's slow spells fall on
      all of them alike. float32 runs at full precision on every side: TF32 is off in cuBLAS and
-     cuDNN.
+     cuDNN, but for a sequence's :tf32 cases (below).
   3. each time is set against a physical floor, measured on this device in the same run:
      max(FLOPs / matmul peak, bytes moved / copy bandwidth); a step's against the products alone
      (t/gemm), a sequence's against cuDNN's LSTM (t/lstm). On CUDA a sequence's rows also show
@@ -29,11 +29,16 @@ plot of the speedups over eager, in --out. The work is done by the benchmarks/ p
 (samples, CUDA graphs, the machine's peaks), cases.py (the run of a kind's cases), step.py and
 sequence.py (the two kinds: their backends, checks and floors), report.py (table, JSON, plot).
 
+A sequence's size may go on with suffixes: :T<steps> (in place of --steps), :L<layers>, :bi
+(bidirectional), :packed (a PackedSequence of lengths from T down to T/4, fed to every backend)
+and :tf32 (TF32 allowed on both sides while that case runs; checked at float16's tolerance).
+
 examples:
   python bench.py                          # this machine's defaults (CUDA if there is a GPU)
   python bench.py --quick                  # one small size of each kind, seconds
   python bench.py --kind sequence --steps 128
   python bench.py --sizes 64x256x256 --dtypes float32,bfloat16 --backends eager,lltm_jit
+  python bench.py --kind sequence --sizes 64x256x512:T128:L2:bi,64x256x512:T128:packed
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ import torch
 
 from benchmarks.cases import DTYPES, Kind, Plan, run
 from benchmarks.report import environment, save, summarize, table
-from benchmarks.sequence import SEQUENCE, SequenceSize
+from benchmarks.sequence import SEQUENCE, SPEC, SequenceSize
 from benchmarks.step import STEP, Size
 from benchmarks.timing import MIN_ROUNDS, Settings
 
@@ -89,6 +94,23 @@ def parse_backend(name: str) -> str:
     return name.strip()
 
 
+def parse_size(kind: Kind, text: str, steps: int):
+    """A size of the kind: a step's BxFxS, or a sequence's spec, of `steps` steps unless it says."""
+    return SequenceSize.parse(text, steps) if kind is SEQUENCE else Size.parse(text)
+
+
+def parse_plan(text: str, kind: Kind, steps: int) -> tuple[list, list[torch.dtype]]:
+    """A "sizes:dtypes" plan's sizes of the kind and its dtypes, which follow the last colon (a
+    sequence's sizes may have colons of their own)."""
+    sizes, _, dtypes = text.rpartition(":")
+    return comma_list(lambda size: parse_size(kind, size, steps))(sizes), comma_list(parse_dtype)(dtypes)
+
+
+def in_words(plan: str) -> str:
+    sizes, _, dtypes = plan.rpartition(":")
+    return f"{sizes} in {dtypes}"
+
+
 def epilog() -> str:
     """The backends and default sizes of each kind, for --help."""
     lines = []
@@ -96,7 +118,7 @@ def epilog() -> str:
         width = max(map(len, kind.backends)) + 1
         lines.append(f"{kind.name} backends:")
         lines += [f"  {name:<{width}} {setup.__doc__}" for name, setup in kind.backends.items()]
-        lines += [f"  default on {device}: {' and '.join(p.replace(':', ' in ') for p in plans)}"
+        lines += [f"  default on {device}: {' and '.join(map(in_words, plans))}"
                   for device, plans in DEFAULT_PLANS[kind.name].items()]
         lines.append("")
     return "\n".join(lines) + "\nexit status: 1 if a correctness check failed or a backend raised, else 0."
@@ -116,9 +138,9 @@ def parse_args() -> argparse.Namespace:
         "--device", type=torch.device, help="cpu, cuda or cuda:N (default: cuda if available, else cpu)"
     )
     parser.add_argument(
-        "--sizes", type=comma_list(Size.parse), metavar="BxFxS,...",
-        help="batch x input_features x state_size, for every kind run (default: each kind's, see "
-        "below; with --dtypes alone, all the kind's default sizes)",
+        "--sizes", type=comma_list(str.strip), metavar="BxFxS,...",
+        help=f"batch x input_features x state_size, for every kind run; a sequence's is {SPEC} (see "
+        "above). Default: each kind's, see below; with --dtypes alone, all the kind's default sizes",
     )
     parser.add_argument(
         "--dtypes", type=comma_list(parse_dtype), metavar="DTYPE,...",
@@ -188,7 +210,10 @@ def parse_args() -> argparse.Namespace:
         unknown = set(args.backends) - {n for kind in selected_kinds(args) for n in kind.backends}
         if unknown:
             parser.error(f"--backends {', '.join(sorted(unknown))}: not a backend of --kind {args.kind}")
-    args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
+    try:
+        args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
+    except argparse.ArgumentTypeError as error:  # a size that the kind does not take
+        parser.error(f"--sizes: {error}")
     args.repeats = args.repeats or (20 if args.quick else 100)
     args.warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
     args.budget = args.budget if args.budget is not None else (0.2 if args.quick else 2.0)
@@ -205,7 +230,8 @@ def selected_kinds(args: argparse.Namespace) -> list[Kind]:
 
 def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
     """The kind's plans from the options: its defaults for this device (or --quick's), replaced
-    by --sizes and --dtypes where given; none if --backends names none of the kind's."""
+    by --sizes and --dtypes where given; none if --backends names none of the kind's.
+    Raises argparse.ArgumentTypeError for a size that the kind does not take."""
     cuda = args.device.type == "cuda"
     left_out = (NOT_QUICK if args.quick else set()) | (set() if cuda else CUDA_ONLY)
     backends = [
@@ -213,14 +239,12 @@ def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
         if (name in args.backends if args.backends else name not in left_out)
     ]
     defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
-    pairs = [(comma_list(Size.parse)(sizes), comma_list(parse_dtype)(dtypes))
-             for sizes, dtypes in (plan.split(":") for plan in defaults)]
+    pairs = [parse_plan(plan, kind, args.steps) for plan in defaults]
     if args.sizes or args.dtypes:
         default_sizes = list(dict.fromkeys(size for sizes, _ in pairs for size in sizes))
         default_dtypes = [torch.float32] + ([torch.bfloat16] if cuda and not args.quick else [])
-        pairs = [(args.sizes or default_sizes, args.dtypes or default_dtypes)]
-    if kind is SEQUENCE:
-        pairs = [([SequenceSize.of(size, args.steps) for size in sizes], dtypes) for sizes, dtypes in pairs]
+        sizes = [parse_size(kind, size, args.steps) for size in args.sizes or []] or default_sizes
+        pairs = [(sizes, args.dtypes or default_dtypes)]
     return [Plan(kind, sizes, dtypes, backends) for sizes, dtypes in pairs] if backends else []
 
 

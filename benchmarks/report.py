@@ -61,7 +61,7 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
             "yardstick": yardstick,
             "t_over_yardstick": ratio(median, medians.get((*key, yardstick))) if yardstick else None,
             "compile_s": r.compile_s, "check_errors": r.errors,
-            "tolerance": r.kind.tolerances[r.dtype] if r.errors is not None else None,
+            "tolerance": r.kind.tolerance(r.size, r.dtype) if r.errors is not None else None,
             "extra": r.extra,
             "samples_us": [us(t) for t in r.samples],
         })
