@@ -39,6 +39,7 @@ examples:
   python bench.py --kind sequence --steps 128
   python bench.py --sizes 64x256x256 --dtypes float32,bfloat16 --backends eager,lltm_jit
   python bench.py --kind sequence --sizes 64x256x512:T128:L2:bi,64x256x512:T128:packed
+  python bench.py --plan cudnn             # issue 21's rows against cuDNN's nn.LSTM (CUDA)
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -70,6 +73,35 @@ DEFAULT_PLANS = {
     },
 }
 QUICK_PLANS = {"step": "16x32x128:float32", "sequence": "16x32x128:float32"}
+
+
+@dataclass(frozen=True)
+class NamedPlan:
+    """Rows run by name with --plan, in place of the defaults and on one device type only."""
+
+    about: str  # its line in --help
+    kind: str
+    device: str
+    backends: tuple[str, ...]
+    plans: tuple[str, ...]  # "sizes:dtypes", as above, in the order of the report
+
+
+NAMED_PLANS = {
+    "cudnn": NamedPlan(
+        about="issue 21's two tables: lltm_jit against cuDNN's nn.LSTM at equal precision (T = 64 unless "
+        "a size says otherwise), each case forward + backward and forward only (its fwd rows)",
+        kind="sequence",
+        device="cuda",
+        # The issue's columns only: eager and loop would take minutes a case at these sizes.
+        backends=("lltm_jit", "lstm"),
+        plans=(
+            "16x32x128:float32", "64x256x512:bfloat16", "256x512x1024:float32", "256x512x1024:tf32:float32",
+            "256x512x1024:bfloat16", "1024x256x256:bfloat16", "64x256x512:T128:packed:bfloat16",
+            "64x256x512:T128:L2:bi:float32",
+            "128x512x512,64x1024x1024,8x256x512:T256:float16",
+        ),
+    ),
+}
 # Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
 # CPU); off CUDA, gemm (the yardstick of the CUDA kernels, run on a CPU when asked for) and the
 # sequence op's CUDA-only per-step path.
@@ -112,7 +144,7 @@ def in_words(plan: str) -> str:
 
 
 def epilog() -> str:
-    """The backends and default sizes of each kind, for --help."""
+    """The backends and default sizes of each kind, and the named plans, for --help."""
     lines = []
     for kind in KINDS.values():
         width = max(map(len, kind.backends)) + 1
@@ -121,6 +153,12 @@ def epilog() -> str:
         lines += [f"  default on {device}: {' and '.join(map(in_words, plans))}"
                   for device, plans in DEFAULT_PLANS[kind.name].items()]
         lines.append("")
+    lines.append("plans (--plan NAME):")
+    for name, named in NAMED_PLANS.items():
+        lines += textwrap.wrap(f"{name}: {named.about}. {named.kind} on {named.device}, "
+                               f"{' and '.join(named.backends)}: {'; '.join(map(in_words, named.plans))}",
+                               width=96, initial_indent="  ", subsequent_indent="    ")
+    lines.append("")
     return "\n".join(lines) + "\nexit status: 1 if a correctness check failed or a backend raised, else 0."
 
 
@@ -151,6 +189,11 @@ def parse_args() -> argparse.Namespace:
         "--backends", type=comma_list(parse_backend), metavar="NAME,...",
         help="which to run, see below; a kind runs those it has, and a kind with none is not run "
         f"(default: all; {', '.join(sorted(CUDA_ONLY))} on CUDA only)",
+    )
+    parser.add_argument(
+        "--plan", choices=NAMED_PLANS,
+        help="run a named set of rows (see below) in place of the defaults; --backends may replace "
+        "its backends",
     )
     parser.add_argument(
         "--quick", action="store_true",
@@ -206,6 +249,17 @@ def parse_args() -> argparse.Namespace:
     args.steps = args.steps if args.steps is not None else (16 if args.quick else 64)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
+    if args.plan:
+        named = NAMED_PLANS[args.plan]
+        given = [option for option, value in (("--sizes", args.sizes), ("--dtypes", args.dtypes),
+                                              ("--quick", args.quick)) if value]
+        if given:
+            parser.error(f"--plan {args.plan} names its own sizes and dtypes: drop {', '.join(given)}")
+        if args.kind not in ("all", named.kind):
+            parser.error(f"--plan {args.plan} is of --kind {named.kind}, got --kind {args.kind}")
+        if args.device.type != named.device:
+            parser.error(f"--plan {args.plan} runs on {named.device} only (its sizes are a GPU's), "
+                         f"got device {args.device}")
     if args.backends:
         unknown = set(args.backends) - {n for kind in selected_kinds(args) for n in kind.backends}
         if unknown:
@@ -225,20 +279,26 @@ def parse_args() -> argparse.Namespace:
 
 
 def selected_kinds(args: argparse.Namespace) -> list[Kind]:
+    if args.plan:
+        return [KINDS[NAMED_PLANS[args.plan].kind]]
     return list(KINDS.values()) if args.kind == "all" else [KINDS[args.kind]]
 
 
 def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
-    """The kind's plans from the options: its defaults for this device (or --quick's), replaced
-    by --sizes and --dtypes where given; none if --backends names none of the kind's.
+    """The kind's plans from the options: --plan's, or its defaults for this device (or --quick's)
+    replaced by --sizes and --dtypes where given; none if --backends names none of the kind's.
     Raises argparse.ArgumentTypeError for a size that the kind does not take."""
     cuda = args.device.type == "cuda"
-    left_out = (NOT_QUICK if args.quick else set()) | (set() if cuda else CUDA_ONLY)
-    backends = [
-        name for name in kind.backends
-        if (name in args.backends if args.backends else name not in left_out)
-    ]
-    defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
+    named = NAMED_PLANS[args.plan] if args.plan else None
+    if args.backends or named:
+        wanted = set(args.backends or named.backends)
+    else:
+        wanted = set(kind.backends) - (NOT_QUICK if args.quick else set()) - (set() if cuda else CUDA_ONLY)
+    backends = [name for name in kind.backends if name in wanted]
+    if named:
+        defaults = named.plans
+    else:
+        defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
     pairs = [parse_plan(plan, kind, args.steps) for plan in defaults]
     if args.sizes or args.dtypes:
         default_sizes = list(dict.fromkeys(size for sizes, _ in pairs for size in sizes))

@@ -404,6 +404,25 @@ def test_bench_selects_a_kind_and_its_sizes(monkeypatch):
     ]
 
 
+# Issue 21's tables, in their order; each case is timed forward only and forward + backward.
+CUDNN_ROWS = [
+    ("16x32x128 T=64", torch.float32), ("64x256x512 T=64", torch.bfloat16), ("256x512x1024 T=64", torch.float32),
+    ("256x512x1024 T=64 tf32", torch.float32), ("256x512x1024 T=64", torch.bfloat16),
+    ("1024x256x256 T=64", torch.bfloat16), ("64x256x512 T=128 packed", torch.bfloat16),
+    ("64x256x512 T=128 L=2 bi", torch.float32),
+    ("128x512x512 T=64", torch.float16), ("64x1024x1024 T=64", torch.float16), ("8x256x512 T=256", torch.float16),
+]
+
+
+def test_the_cudnn_plan_runs_the_issues_rows_against_nn_lstm():
+    # As parse_args leaves them for `bench.py --plan cudnn` on a GPU (which this test need not have).
+    args = argparse.Namespace(device=torch.device("cuda", 0), plan="cudnn", kind="all", steps=64, quick=False,
+                              sizes=None, dtypes=None, backends=None)
+    [kind] = bench.selected_kinds(args)
+    plans = bench.plans_of(kind, args)
+    assert [(str(size), dtype) for plan in plans for size in plan.sizes for dtype in plan.dtypes] == CUDNN_ROWS
+    assert {(plan.kind.name, tuple(plan.backends)) for plan in plans} == {("sequence", ("lltm_jit", "lstm"))}
+
 
 @pytest.mark.parametrize("argv, error", [
     (["--kind", "step", "--backends", "loop"], "--backends loop: not a backend of --kind step"),
@@ -412,6 +431,10 @@ def test_bench_selects_a_kind_and_its_sizes(monkeypatch):
     (["--kind", "sequence", "--sizes", "3x5x7:fwd"], "--sizes: size '3x5x7:fwd': unknown suffix 'fwd'; expected"),
     (["--sizes", "3x5x7:T4"], "--sizes: size '3x5x7:T4': expected BxFxS with positive integers, e.g. 16x32x128 "
                               "(a :suffix belongs to a sequence's size: --kind sequence)"),
+    (["--plan", "cudnn"], "--plan cudnn runs on cuda only (its sizes are a GPU's), got device cpu"),
+    (["--plan", "cudnn", "--sizes", "3x5x7", "--quick"], "--plan cudnn names its own sizes and dtypes: drop --sizes, "
+                                                         "--quick"),
+    (["--plan", "cudnn", "--kind", "step"], "--plan cudnn is of --kind sequence, got --kind step"),
 ])
 def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv, error):
     with pytest.raises(SystemExit) as exit:
@@ -454,6 +477,7 @@ def test_bench_help_answers_without_building():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert "  lltm_jit  lltm_jit.LLTM\n" in done.stdout
+    assert "\nplans (--plan NAME):\n  cudnn: issue 21's two tables" in done.stdout
     assert done.stdout.rstrip().endswith("imported lltm_jit: False")
     assert "`" not in done.stdout  # plain text, no markup from the docstrings
 
