@@ -14,7 +14,7 @@ import torch
 
 import bench
 from benchmarks.cases import Kind, Plan, Progress, Runner, run
-from benchmarks.report import summarize, table
+from benchmarks.report import plot, summarize, table
 from benchmarks.sequence import (SEQUENCE, SequenceSize, floor_seconds, lltm_jit_runner, lltm_runner,
                                  packed_lengths, padded)
 
@@ -341,6 +341,12 @@ def test_sequence_variants_show_both_modes_against_nn_lstm(variants_run, variant
         header, row = lines[start + 1].split(), lines[start + 2].split()
         assert row[0] == "lltm_jit"
         assert float(row[header.index("t/lstm")]) == pytest.approx(ours["t_over_yardstick"], rel=0.01, abs=0.006)
+
+
+def test_no_plot_without_eager(variants_run, tmp_path, capsys):
+    *_, records, _, _ = variants_run
+    assert not plot(records, tmp_path / "speedups.png", "title") and not list(tmp_path.iterdir())
+    assert capsys.readouterr().out == "no plot: it shows speedups over eager, which did not run\n"
 
 
 def test_tf32_is_allowed_only_while_its_row_runs(variants_run):
