@@ -31,7 +31,8 @@ sequence.py (the two kinds: their backends, checks and floors), report.py (table
 
 A sequence's size may go on with suffixes: :T<steps> (in place of --steps), :L<layers>, :bi
 (bidirectional), :packed (a PackedSequence of lengths from T down to T/4, fed to every backend)
-and :tf32 (TF32 allowed on both sides while that case runs; checked at float16's tolerance).
+and :tf32 (TF32 allowed on both sides while that case runs; checked at float16's tolerance, and
+no floor, as the float32 peak is measured with TF32 off).
 
 examples:
   python bench.py                          # this machine's defaults (CUDA if there is a GPU)

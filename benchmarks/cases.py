@@ -56,8 +56,9 @@ class Kind:
     # (size, dtype) -> the largest relative error a check accepts.
     tolerance: Callable[[Any, torch.dtype], float]
     peers: tuple[str, ...] = ()
-    # (size, mode, dtype, machine) -> the least time a step can take, and what bounds it.
-    floor: Callable[[Any, str, torch.dtype, Machine], tuple[float, str]] | None = None
+    # (size, mode, dtype, machine) -> the least time a step can take, and what bounds it; (None,
+    # None) where the machine's measured peaks bound nothing.
+    floor: Callable[[Any, str, torch.dtype, Machine], tuple[float | None, str | None]] | None = None
     floor_backends: tuple[str, ...] = ()
     # The backend whose time every row's is divided by, in a column of its own: the one the
     # kind's target is stated against.

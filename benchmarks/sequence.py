@@ -216,8 +216,11 @@ def precision(size: SequenceSize) -> contextlib.AbstractContextManager:
     return tf32_allowed() if size.tf32 else contextlib.nullcontext()
 
 
-def floor_seconds(size: SequenceSize, mode: str, dtype: torch.dtype, machine: Machine) -> tuple[float, str]:
-    """The least time one sequence can take here, and what bounds it ("compute" or "memory").
+def floor_seconds(size: SequenceSize, mode: str, dtype: torch.dtype,
+                  machine: Machine) -> tuple[float | None, str | None]:
+    """The least time one sequence can take here, and what bounds it ("compute" or "memory"); none
+    for float32 with TF32 allowed, whose products run faster than the float32 peak measured (with
+    TF32 off), so that a floor from it would be no bound.
 
     Per layer, of F input features (the previous layer's directions * S past the first), and per
     direction, over N tokens (T * B, or the sum of a packed batch's lengths):
@@ -231,6 +234,8 @@ def floor_seconds(size: SequenceSize, mode: str, dtype: torch.dtype, machine: Ma
     the gradients of input, weights and bias. Cells and gates are not counted: a backward could
     recompute them.
     """
+    if size.tf32 and dtype == torch.float32:
+        return None, None
     b, s, d = size.batch, size.state_size, size.directions
     n = int(packed_lengths(size).sum()) if size.packed else size.steps * b
     flops = elements = 0
