@@ -18,7 +18,7 @@ sum of the outputs. For every kind, size (batch x input_features x state_size) a
      elementwise work is judged against. All of a case's calls take turns, one sample (the mean
      of --calls back-to-back calls) each per round, so that the machine's slow spells fall on
      all of them alike. float32 runs at full precision on every side: TF32 is off in cuBLAS and
-     cuDNN.
+     cuDNN, but for a sequence's :tf32 cases (below).
   3. each time is set against a physical floor, measured on this device in the same run:
      max(FLOPs / matmul peak, bytes moved / copy bandwidth); a step's against the products alone
      (t/gemm), a sequence's against cuDNN's LSTM (t/lstm). On CUDA a sequence's rows also show
@@ -29,11 +29,18 @@ plot of the speedups over eager, in --out. The work is done by the benchmarks/ p
 (samples, CUDA graphs, the machine's peaks), cases.py (the run of a kind's cases), step.py and
 sequence.py (the two kinds: their backends, checks and floors), report.py (table, JSON, plot).
 
+A sequence's size may go on with suffixes: :T<steps> (in place of --steps), :L<layers>, :bi
+(bidirectional), :packed (a PackedSequence of lengths from T down to T/4, fed to every backend)
+and :tf32 (TF32 allowed on both sides while that case runs; checked at float16's tolerance, and
+no floor, as the float32 peak is measured with TF32 off).
+
 examples:
   python bench.py                          # this machine's defaults (CUDA if there is a GPU)
   python bench.py --quick                  # one small size of each kind, seconds
   python bench.py --kind sequence --steps 128
   python bench.py --sizes 64x256x256 --dtypes float32,bfloat16 --backends eager,lltm_jit
+  python bench.py --kind sequence --sizes 64x256x512:T128:L2:bi,64x256x512:T128:packed
+  python bench.py --plan cudnn             # issue 21's rows against cuDNN's nn.LSTM (CUDA)
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -48,7 +57,7 @@ import torch
 
 from benchmarks.cases import DTYPES, Kind, Plan, run
 from benchmarks.report import environment, save, summarize, table
-from benchmarks.sequence import SEQUENCE, SequenceSize
+from benchmarks.sequence import SEQUENCE, SPEC, SequenceSize
 from benchmarks.step import STEP, Size
 from benchmarks.timing import MIN_ROUNDS, Settings
 
@@ -65,6 +74,35 @@ DEFAULT_PLANS = {
     },
 }
 QUICK_PLANS = {"step": "16x32x128:float32", "sequence": "16x32x128:float32"}
+
+
+@dataclass(frozen=True)
+class NamedPlan:
+    """Rows run by name with --plan, in place of the defaults and on one device type only."""
+
+    about: str  # its line in --help
+    kind: str
+    device: str
+    backends: tuple[str, ...]
+    plans: tuple[str, ...]  # "sizes:dtypes", as above, in the order of the report
+
+
+NAMED_PLANS = {
+    "cudnn": NamedPlan(
+        about="issue 21's two tables: lltm_jit against cuDNN's nn.LSTM at equal precision (T = 64 unless "
+        "a size says otherwise), each case forward + backward and forward only (its fwd rows)",
+        kind="sequence",
+        device="cuda",
+        # The issue's columns only: eager and loop would take minutes a case at these sizes.
+        backends=("lltm_jit", "lstm"),
+        plans=(
+            "16x32x128:float32", "64x256x512:bfloat16", "256x512x1024:float32", "256x512x1024:tf32:float32",
+            "256x512x1024:bfloat16", "1024x256x256:bfloat16", "64x256x512:T128:packed:bfloat16",
+            "64x256x512:T128:L2:bi:float32",
+            "128x512x512,64x1024x1024,8x256x512:T256:float16",
+        ),
+    ),
+}
 # Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
 # CPU); off CUDA, gemm (the yardstick of the CUDA kernels, run on a CPU when asked for) and the
 # sequence op's CUDA-only per-step path.
@@ -89,16 +127,39 @@ def parse_backend(name: str) -> str:
     return name.strip()
 
 
+def parse_size(kind: Kind, text: str, steps: int):
+    """A size of the kind: a step's BxFxS, or a sequence's spec, of `steps` steps unless it says."""
+    return SequenceSize.parse(text, steps) if kind is SEQUENCE else Size.parse(text)
+
+
+def parse_plan(text: str, kind: Kind, steps: int) -> tuple[list, list[torch.dtype]]:
+    """A "sizes:dtypes" plan's sizes of the kind and its dtypes, which follow the last colon (a
+    sequence's sizes may have colons of their own)."""
+    sizes, _, dtypes = text.rpartition(":")
+    return comma_list(lambda size: parse_size(kind, size, steps))(sizes), comma_list(parse_dtype)(dtypes)
+
+
+def in_words(plan: str) -> str:
+    sizes, _, dtypes = plan.rpartition(":")
+    return f"{sizes} in {dtypes}"
+
+
 def epilog() -> str:
-    """The backends and default sizes of each kind, for --help."""
+    """The backends and default sizes of each kind, and the named plans, for --help."""
     lines = []
     for kind in KINDS.values():
         width = max(map(len, kind.backends)) + 1
         lines.append(f"{kind.name} backends:")
         lines += [f"  {name:<{width}} {setup.__doc__}" for name, setup in kind.backends.items()]
-        lines += [f"  default on {device}: {' and '.join(p.replace(':', ' in ') for p in plans)}"
+        lines += [f"  default on {device}: {' and '.join(map(in_words, plans))}"
                   for device, plans in DEFAULT_PLANS[kind.name].items()]
         lines.append("")
+    lines.append("plans (--plan NAME):")
+    for name, named in NAMED_PLANS.items():
+        lines += textwrap.wrap(f"{name}: {named.about}. {named.kind} on {named.device}, "
+                               f"{' and '.join(named.backends)}: {'; '.join(map(in_words, named.plans))}",
+                               width=96, initial_indent="  ", subsequent_indent="    ")
+    lines.append("")
     return "\n".join(lines) + "\nexit status: 1 if a correctness check failed or a backend raised, else 0."
 
 
@@ -116,9 +177,9 @@ def parse_args() -> argparse.Namespace:
         "--device", type=torch.device, help="cpu, cuda or cuda:N (default: cuda if available, else cpu)"
     )
     parser.add_argument(
-        "--sizes", type=comma_list(Size.parse), metavar="BxFxS,...",
-        help="batch x input_features x state_size, for every kind run (default: each kind's, see "
-        "below; with --dtypes alone, all the kind's default sizes)",
+        "--sizes", type=comma_list(str.strip), metavar="BxFxS,...",
+        help=f"batch x input_features x state_size, for every kind run; a sequence's is {SPEC} (see "
+        "above). Default: each kind's, see below; with --dtypes alone, all the kind's default sizes",
     )
     parser.add_argument(
         "--dtypes", type=comma_list(parse_dtype), metavar="DTYPE,...",
@@ -129,6 +190,11 @@ def parse_args() -> argparse.Namespace:
         "--backends", type=comma_list(parse_backend), metavar="NAME,...",
         help="which to run, see below; a kind runs those it has, and a kind with none is not run "
         f"(default: all; {', '.join(sorted(CUDA_ONLY))} on CUDA only)",
+    )
+    parser.add_argument(
+        "--plan", choices=NAMED_PLANS,
+        help="run a named set of rows (see below) in place of the defaults; --backends may replace "
+        "its backends",
     )
     parser.add_argument(
         "--quick", action="store_true",
@@ -184,11 +250,25 @@ def parse_args() -> argparse.Namespace:
     args.steps = args.steps if args.steps is not None else (16 if args.quick else 64)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
+    if args.plan:
+        named = NAMED_PLANS[args.plan]
+        given = [option for option, value in (("--sizes", args.sizes), ("--dtypes", args.dtypes),
+                                              ("--quick", args.quick)) if value]
+        if given:
+            parser.error(f"--plan {args.plan} names its own sizes and dtypes: drop {', '.join(given)}")
+        if args.kind not in ("all", named.kind):
+            parser.error(f"--plan {args.plan} is of --kind {named.kind}, got --kind {args.kind}")
+        if args.device.type != named.device:
+            parser.error(f"--plan {args.plan} runs on {named.device} only (its sizes are a GPU's), "
+                         f"got device {args.device}")
     if args.backends:
         unknown = set(args.backends) - {n for kind in selected_kinds(args) for n in kind.backends}
         if unknown:
             parser.error(f"--backends {', '.join(sorted(unknown))}: not a backend of --kind {args.kind}")
-    args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
+    try:
+        args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
+    except argparse.ArgumentTypeError as error:  # a size that the kind does not take
+        parser.error(f"--sizes: {error}")
     args.repeats = args.repeats or (20 if args.quick else 100)
     args.warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
     args.budget = args.budget if args.budget is not None else (0.2 if args.quick else 2.0)
@@ -200,27 +280,32 @@ def parse_args() -> argparse.Namespace:
 
 
 def selected_kinds(args: argparse.Namespace) -> list[Kind]:
+    if args.plan:
+        return [KINDS[NAMED_PLANS[args.plan].kind]]
     return list(KINDS.values()) if args.kind == "all" else [KINDS[args.kind]]
 
 
 def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
-    """The kind's plans from the options: its defaults for this device (or --quick's), replaced
-    by --sizes and --dtypes where given; none if --backends names none of the kind's."""
+    """The kind's plans from the options: --plan's, or its defaults for this device (or --quick's)
+    replaced by --sizes and --dtypes where given; none if --backends names none of the kind's.
+    Raises argparse.ArgumentTypeError for a size that the kind does not take."""
     cuda = args.device.type == "cuda"
-    left_out = (NOT_QUICK if args.quick else set()) | (set() if cuda else CUDA_ONLY)
-    backends = [
-        name for name in kind.backends
-        if (name in args.backends if args.backends else name not in left_out)
-    ]
-    defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
-    pairs = [(comma_list(Size.parse)(sizes), comma_list(parse_dtype)(dtypes))
-             for sizes, dtypes in (plan.split(":") for plan in defaults)]
+    named = NAMED_PLANS[args.plan] if args.plan else None
+    if args.backends or named:
+        wanted = set(args.backends or named.backends)
+    else:
+        wanted = set(kind.backends) - (NOT_QUICK if args.quick else set()) - (set() if cuda else CUDA_ONLY)
+    backends = [name for name in kind.backends if name in wanted]
+    if named:
+        defaults = named.plans
+    else:
+        defaults = [QUICK_PLANS[kind.name]] if args.quick else DEFAULT_PLANS[kind.name][args.device.type]
+    pairs = [parse_plan(plan, kind, args.steps) for plan in defaults]
     if args.sizes or args.dtypes:
         default_sizes = list(dict.fromkeys(size for sizes, _ in pairs for size in sizes))
         default_dtypes = [torch.float32] + ([torch.bfloat16] if cuda and not args.quick else [])
-        pairs = [(args.sizes or default_sizes, args.dtypes or default_dtypes)]
-    if kind is SEQUENCE:
-        pairs = [([SequenceSize.of(size, args.steps) for size in sizes], dtypes) for sizes, dtypes in pairs]
+        sizes = [parse_size(kind, size, args.steps) for size in args.sizes or []] or default_sizes
+        pairs = [(sizes, args.dtypes or default_dtypes)]
     return [Plan(kind, sizes, dtypes, backends) for sizes, dtypes in pairs] if backends else []
 
 

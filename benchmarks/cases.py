@@ -3,11 +3,12 @@ every backend checked, then all of a case's steps timed together."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 import torch
 
@@ -41,7 +42,8 @@ class Kind:
     step.py defines the LLTM step's, sequence.py a whole sequence's; each runs through a Plan.
 
     A case (what make_case returns) has `size`, a dataclass whose str() names it in the table and
-    whose fields go into the JSON, and `dtype`. The report sets every row against the case's
+    whose fields go into the JSON, and `dtype`; it is checked and timed within the kind's
+    `context` for its size, where the kind has one. The report sets every row against the case's
     "eager" backend (eager/t, which every kind has), against the fastest of `peers` (peer/t),
     against the floor for `floor_backends` (t/floor), and against the `yardstick` backend where
     it ran (t/<yardstick>).
@@ -51,10 +53,12 @@ class Kind:
     make_case: Callable[[Any, torch.dtype, torch.device], Any]  # (size, dtype, device) -> a case
     # name -> its setup for a case; the setup's docstring says what the backend is.
     backends: dict[str, Callable[[Any], Runner]]
-    tolerances: dict[torch.dtype, float]  # the largest relative error a check accepts
+    # (size, dtype) -> the largest relative error a check accepts.
+    tolerance: Callable[[Any, torch.dtype], float]
     peers: tuple[str, ...] = ()
-    # (size, mode, dtype, machine) -> the least time a step can take, and what bounds it.
-    floor: Callable[[Any, str, torch.dtype, Machine], tuple[float, str]] | None = None
+    # (size, mode, dtype, machine) -> the least time a step can take, and what bounds it; (None,
+    # None) where the machine's measured peaks bound nothing.
+    floor: Callable[[Any, str, torch.dtype, Machine], tuple[float | None, str | None]] | None = None
     floor_backends: tuple[str, ...] = ()
     # The backend whose time every row's is divided by, in a column of its own: the one the
     # kind's target is stated against.
@@ -65,6 +69,9 @@ class Kind:
     extras: dict[str, Callable[[Callable[[], object], torch.device], float | None]] = field(
         default_factory=dict
     )
+    # size -> the settings its cases are checked and timed in (say, TF32 allowed), restored after;
+    # None: torch's settings as bench.py left them.
+    context: Callable[[Any], ContextManager] | None = None
 
 
 @dataclass
@@ -130,7 +137,7 @@ def prepare(kind: Kind, name: str, case) -> tuple[Runner | None, dict | None, st
     notes = [runner.note]
     if errors is not None:
         worst = max(errors.values(), key=lambda e: (math.isnan(e), e))
-        tolerance = kind.tolerances[case.dtype]
+        tolerance = kind.tolerance(case.size, case.dtype)
         if not worst <= tolerance:
             return None, errors, f"FAILED: error {worst:.1e} > {tolerance:.0e}"
         notes.append(f"error {worst:.0e}")
@@ -225,7 +232,8 @@ def run(plans: list[Plan], settings: Settings) -> tuple[Machine, list[Result]]:
         for size in plan.sizes:
             for dtype in plan.dtypes:
                 case = plan.kind.make_case(size, dtype, settings.device)
-                results += run_case(plan.kind, case, plan.backends, settings, progress)
+                with plan.kind.context(size) if plan.kind.context else contextlib.nullcontext():
+                    results += run_case(plan.kind, case, plan.backends, settings, progress)
     progress.show("measuring copy bandwidth and matmul peak again")
     machine = machine.best(measure_machine(settings.device, dtypes))
     progress.advance()

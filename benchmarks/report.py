@@ -61,7 +61,7 @@ def summarize(results: list[Result], machine: Machine) -> list[dict]:
             "yardstick": yardstick,
             "t_over_yardstick": ratio(median, medians.get((*key, yardstick))) if yardstick else None,
             "compile_s": r.compile_s, "check_errors": r.errors,
-            "tolerance": r.kind.tolerances[r.dtype] if r.errors is not None else None,
+            "tolerance": r.kind.tolerance(r.size, r.dtype) if r.errors is not None else None,
             "extra": r.extra,
             "samples_us": [us(t) for t in r.samples],
         })
@@ -196,7 +196,11 @@ def environment(settings: Settings, seed: int) -> dict:
 
 
 def plot(records: list[dict], path: Path, title: str) -> bool:
-    """Speedup over eager against size: a panel per kind, dtype and mode, a line per backend."""
+    """Speedup over eager against size: a panel per kind, dtype and mode, a line per backend; no
+    plot where eager did not run (as in `--plan cudnn`), since every panel would be empty."""
+    if not any(r["eager_over_t"] for r in records):
+        print("no plot: it shows speedups over eager, which did not run")
+        return False
     try:
         import matplotlib
 

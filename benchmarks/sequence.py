@@ -1,17 +1,22 @@
-"""A whole sequence: T LLTM steps over a batch, its backends, its check and its physical floor.
+"""A whole sequence: T LLTM steps over a batch, through layers of the cell in one direction or
+both, from a padded or a packed batch; its backends, its check and its physical floor.
 
 lltm_jit is imported where a case is made or checked, not at the top (see step.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import copy
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from .cases import Kind, Runner, relative_errors
 from .step import TOLERANCES as STEP_TOLERANCES
@@ -27,19 +32,76 @@ TOLERANCES = {
 KERNEL_VARIABLE = "LLTM_JIT_SEQUENCE_KERNEL"  # "step": the CUDA op's per-step path (src/sequence_cuda.cpp)
 
 
+# The optional suffixes of a sequence size, each at most once after BxFxS: its name -> the field it sets.
+SUFFIXES = {"T": "steps", "L": "layers", "bi": "bidirectional", "packed": "packed", "tf32": "tf32"}
+SPEC = "BxFxS, then any of :T<steps>, :L<layers> (positive), :bi, :packed, :tf32, each once, e.g. 64x256x512:T128:L2:bi"
+
+
 @dataclass(frozen=True)
 class SequenceSize:
+    """T steps of a batch through `layers` layers of the cell, both ways with `bidirectional`;
+    `packed`: a PackedSequence of the batch at packed_lengths; `tf32`: TF32 allowed in float32's
+    products, ours and cuDNN's, while the case runs (see tolerance)."""
+
     batch: int
     input_features: int
     state_size: int
     steps: int
+    layers: int = 1
+    bidirectional: bool = False
+    packed: bool = False
+    tf32: bool = False
 
     @classmethod
-    def of(cls, size: Size, steps: int) -> SequenceSize:
-        return cls(size.batch, size.input_features, size.state_size, steps)
+    def parse(cls, text: str, steps: int) -> SequenceSize:
+        """A size from its spec (SPEC); T is `steps` unless the spec gives it."""
+        head, *suffixes = text.strip().split(":")
+        base = Size.parse(head)
+        fields = {}
+        for suffix in suffixes:
+            match = re.fullmatch(r"(T|L)([1-9][0-9]*)|(bi|packed|tf32)", suffix)
+            field = SUFFIXES[match[1] or match[3]] if match else None
+            if field is None or field in fields:
+                problem = f"{suffix!r} twice" if field else f"unknown suffix {suffix!r}"
+                raise argparse.ArgumentTypeError(f"size {text!r}: {problem}; expected {SPEC}")
+            fields[field] = int(match[2]) if match[2] else True
+        return cls(base.batch, base.input_features, base.state_size, **{"steps": steps, **fields})
+
+    @property
+    def directions(self) -> int:
+        return 2 if self.bidirectional else 1
 
     def __str__(self) -> str:
-        return f"{self.batch}x{self.input_features}x{self.state_size} T={self.steps}"
+        words = [f"{self.batch}x{self.input_features}x{self.state_size}", f"T={self.steps}"]
+        words += [f"L={self.layers}"] if self.layers != 1 else []
+        words += [word for word, given in (("bi", self.bidirectional), ("packed", self.packed),
+                                           ("tf32", self.tf32)) if given]
+        return " ".join(words)
+
+
+def packed_lengths(size: SequenceSize) -> torch.Tensor:
+    """A packed size's lengths, (batch,) int64 on the CPU: spread evenly from all its steps down to
+    a quarter of them (128 to 32 for T = 128), in a shuffled order that is the same in every run.
+    Unsorted, as pack_padded_sequence(enforce_sorted=False) packs them for us and nn.LSTM alike."""
+    spread = torch.linspace(size.steps, max(size.steps // 4, 1), size.batch).round().long()
+    return spread[torch.randperm(size.batch, generator=torch.Generator().manual_seed(0))]
+
+
+def tensor_of(sequence: torch.Tensor | PackedSequence) -> torch.Tensor:
+    """The tensor of an input or output: itself, or a PackedSequence's data."""
+    return sequence.data if isinstance(sequence, PackedSequence) else sequence
+
+
+def shaped_as(sequence: torch.Tensor | PackedSequence, data: torch.Tensor) -> torch.Tensor | PackedSequence:
+    """`data` in place of `sequence`'s tensor: itself, or packed as `sequence` is."""
+    if isinstance(sequence, PackedSequence):
+        return PackedSequence(data, sequence.batch_sizes, sequence.sorted_indices, sequence.unsorted_indices)
+    return data
+
+
+def padded(sequence: torch.Tensor | PackedSequence) -> torch.Tensor:
+    """(steps, batch, features): a PackedSequence padded with zeros, in the caller's batch order."""
+    return pad_packed_sequence(sequence)[0] if isinstance(sequence, PackedSequence) else sequence
 
 
 @dataclass
@@ -48,61 +110,145 @@ class Case:
 
     size: SequenceSize
     dtype: torch.dtype
-    module: nn.Module  # a one-layer lltm_jit.LLTMSequence; its parameters serve every LLTM backend
-    input: torch.Tensor  # (steps, batch, input_features), requiring grad
+    # An lltm_jit.LLTMSequence of the size's layers and directions; its parameters serve every
+    # LLTM backend.
+    module: nn.Module
+    # What every backend is fed: (steps, batch, input_features) requiring grad, or for a packed
+    # size a PackedSequence whose data, (sum of the lengths, input_features), requires grad.
+    input: torch.Tensor | PackedSequence
 
     @classmethod
     def make(cls, size: SequenceSize, dtype: torch.dtype, device: torch.device) -> Case:
         import lltm_jit
 
-        module = lltm_jit.LLTMSequence(size.input_features, size.state_size, device=device, dtype=dtype)
-        shape = (size.steps, size.batch, size.input_features)
-        return cls(size, dtype, module, torch.randn(shape, device=device, dtype=dtype, requires_grad=True))
+        module = lltm_jit.LLTMSequence(size.input_features, size.state_size, size.layers,
+                                       bidirectional=size.bidirectional, device=device, dtype=dtype)
+        input = torch.randn(size.steps, size.batch, size.input_features, device=device, dtype=dtype)
+        if size.packed:
+            input = pack_padded_sequence(input, packed_lengths(size), enforce_sorted=False)
+        tensor_of(input).requires_grad_()
+        return cls(size, dtype, module, input)
+
+
+def reversed_within(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+    """x (steps, batch, ...) with each sequence's first lengths[b] steps in reverse order and the
+    steps past them in place; all of them without lengths."""
+    if lengths is None:
+        return x.flip(0)
+    return torch.stack([torch.cat([x[:n, b].flip(0), x[n:, b]]) for b, n in enumerate(lengths.tolist())], dim=1)
+
+
+def reference_layers(module: nn.Module, input, state=None, *, step: Callable | None = None):
+    """An LLTMSequence's forward (with biases, without dropout) as Python loops over time, a layer
+    and direction at a time through lltm_jit.reference_lltm_sequence with `step` (the reference
+    step by default): input (steps, batch, input_features) or a PackedSequence; state None or
+    (h0, c0), each (layers * directions, batch, state_size). Returns output (steps, batch,
+    directions * state_size), zero past each sequence's length, and (h_n, c_n) as the module's.
+
+    Written apart from the module's own layering (a flip or gather per direction, one op call per
+    layer): a reference that shared it would agree with it when it is wrong.
+    """
+    from lltm_jit import reference_lltm, reference_lltm_sequence
+
+    lengths = None
+    if isinstance(input, PackedSequence):
+        input, lengths = pad_packed_sequence(input)
+    finals = []  # (h, c) of each layer and direction, in state's order
+    for layer in range(module.num_layers):
+        outputs = []
+        for suffix in ("", "_reverse")[:module.num_directions]:
+            initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
+            weights, bias = getattr(module, f"weights_l{layer}{suffix}"), getattr(module, f"bias_l{layer}{suffix}")
+            x = reversed_within(input, lengths) if suffix else input
+            output, final = reference_lltm_sequence(x, weights, bias, initial, lengths=lengths,
+                                                    step=step or reference_lltm)
+            outputs.append(reversed_within(output, lengths) if suffix else output)
+            finals.append(final)
+        input = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
+    return input, (torch.stack([h for h, _ in finals]), torch.stack([c for _, c in finals]))
 
 
 def check(sequence: Callable, case: Case) -> dict[str, float]:
-    """Relative errors of output, h_n, c_n and the gradients of input, weights, bias, h0 and c0
-    against the reference loop in float64, on fresh random inputs and initial state (the case's
-    parameters) and random incoming gradients of all three results."""
-    from lltm_jit import reference_lltm_sequence
-
-    m = case.module
-    x = torch.randn_like(case.input).requires_grad_()
-    h0, c0 = (x.new_empty(case.size.batch, case.size.state_size).normal_().requires_grad_() for _ in range(2))
-    leaves = (x, m.weights_l0, m.bias_l0, h0, c0)
-    output, (h_n, c_n) = sequence(x, (h0, c0))
-    outputs = (output, h_n, c_n)
+    """Relative errors of output, h_n, c_n and the gradients of input, h0, c0 and every parameter
+    against reference_layers in float64, on fresh random inputs (packed as the case's) and
+    initial state, the case's parameters, and random incoming gradients of all three results. A
+    packed output is compared padded."""
+    m, size = case.module, case.size
+    x = torch.randn_like(tensor_of(case.input)).requires_grad_()
+    state_shape = (size.layers * size.directions, size.batch, size.state_size)
+    h0, c0 = (x.new_empty(state_shape).normal_().requires_grad_() for _ in range(2))
+    leaves = (x, h0, c0, *m.parameters())
+    output, (h_n, c_n) = sequence(shaped_as(case.input, x), (h0, c0))
+    outputs = (padded(output), h_n, c_n)
     grads = tuple(torch.randn_like(t) for t in outputs)
     got = (*outputs, *torch.autograd.grad(outputs, leaves, grads))
     # The reference sees the very values the backend saw, so rounding the inputs is not counted.
-    x64, w64, b64, h64, c64 = leaves64 = tuple(t.detach().double().requires_grad_() for t in leaves)
-    output64, (h_n64, c_n64) = reference_lltm_sequence(x64, w64, b64, (h64, c64))
+    m64 = copy.deepcopy(m).double()
+    x64, h64, c64 = (t.detach().double().requires_grad_() for t in (x, h0, c0))
+    output64, (h_n64, c_n64) = reference_layers(m64, shaped_as(case.input, x64), (h64, c64))
     outputs64 = (output64, h_n64, c_n64)
+    leaves64 = (x64, h64, c64, *m64.parameters())
     want = (*outputs64, *torch.autograd.grad(outputs64, leaves64, [g.double() for g in grads]))
-    names = ("output", "h_n", "c_n", "d_input", "d_weights", "d_bias", "d_h0", "d_c0")
+    names = ("output", "h_n", "c_n", "d_input", "d_h0", "d_c0", *(f"d_{name}" for name, _ in m.named_parameters()))
     return relative_errors(names, got, want)
 
 
-def floor_seconds(size: SequenceSize, mode: str, dtype: torch.dtype, machine: Machine) -> tuple[float, str]:
-    """The least time one sequence can take here, and what bounds it ("compute" or "memory").
+def tolerance(size: SequenceSize, dtype: torch.dtype) -> float:
+    """TOLERANCES' for the dtype; with TF32 allowed, float32 takes float16's, since TF32 rounds the
+    products' operands to float16's 10-bit mantissa."""
+    return TOLERANCES[torch.float16 if size.tf32 and dtype == torch.float32 else dtype]
 
-    FLOPs: the matrix products, 2 * T * B * (S + F) * 3S for the gates of all steps in the
-    forward, twice that in the backward (d_[h, x] and d_weights); the elementwise work is left out.
 
-    Bytes: the tensors that must cross memory, once each: the forward reads input (T*B*F),
-    weights and bias and writes output (T*B*S) and h_n, c_n; the backward reads the output's
-    gradient, input, output (the steps' h) and weights, and writes the gradients of input,
-    weights and bias. Cells and gates are not counted: a backward could recompute them.
+@contextlib.contextmanager
+def tf32_allowed():
+    """TF32 allowed while inside in float32's products, cuBLAS's (ours: the op follows torch's
+    flag) and cuDNN's (nn.LSTM); both flags restored after."""
+    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+
+
+def precision(size: SequenceSize) -> contextlib.AbstractContextManager:
+    """What a case of the size runs in: TF32 allowed where it says so."""
+    return tf32_allowed() if size.tf32 else contextlib.nullcontext()
+
+
+def floor_seconds(size: SequenceSize, mode: str, dtype: torch.dtype,
+                  machine: Machine) -> tuple[float | None, str | None]:
+    """The least time one sequence can take here, and what bounds it ("compute" or "memory"); none
+    for float32 with TF32 allowed, whose products run faster than the float32 peak measured (with
+    TF32 off), so that a floor from it would be no bound.
+
+    Per layer, of F input features (the previous layer's directions * S past the first), and per
+    direction, over N tokens (T * B, or the sum of a packed batch's lengths):
+
+    FLOPs: the matrix products, 2 * N * (S + F) * 3S for the gates of all steps in the forward,
+    twice that in the backward (d_[h, x] and d_weights); the elementwise work is left out.
+
+    Bytes: the tensors that must cross memory, once each: the forward reads the layer's input
+    (N*F, once for both directions), weights and bias and writes output (N*S) and h_n, c_n; the
+    backward reads the output's gradient, input, output (the steps' h) and weights, and writes
+    the gradients of input, weights and bias. Cells and gates are not counted: a backward could
+    recompute them.
     """
-    t, b, f, s = size.steps, size.batch, size.input_features, size.state_size
-    parameters = 3 * s * (s + f) + 3 * s
-    forward_flops = 2 * t * b * (s + f) * 3 * s
-    forward = t * b * f + parameters + t * b * s + 2 * b * s
-    if mode == "fwd":
-        flops, elements = forward_flops, forward
-    else:
-        backward = 2 * t * b * s + t * b * f + parameters + t * b * f + parameters
-        flops, elements = 3 * forward_flops, forward + backward
+    if size.tf32 and dtype == torch.float32:
+        return None, None
+    b, s, d = size.batch, size.state_size, size.directions
+    n = int(packed_lengths(size).sum()) if size.packed else size.steps * b
+    flops = elements = 0
+    for layer in range(size.layers):
+        f = size.input_features if layer == 0 else d * s
+        parameters = 3 * s * (s + f) + 3 * s
+        forward_flops = d * 2 * n * (s + f) * 3 * s
+        forward = n * f + d * (parameters + n * s + 2 * b * s)
+        if mode == "fwd":
+            flops, elements = flops + forward_flops, elements + forward
+        else:
+            backward = d * 2 * n * s + n * f + d * parameters + n * f + d * parameters
+            flops, elements = flops + 3 * forward_flops, elements + forward + backward
     return machine.floor(flops, elements * dtype.itemsize, dtype)
 
 
@@ -124,15 +270,16 @@ def peak_memory_mib(step: Callable[[], object], device: torch.device) -> float |
 
 
 def train_step(forward: Callable[[], tuple], leaves: tuple) -> Callable[[], object]:
-    """forward() returns (output, state); the loss is output.sum(). autograd.grad rather than
-    .backward(): nothing accumulates into .grad between repeats."""
-    return lambda: torch.autograd.grad(forward()[0].sum(), leaves)
+    """forward() returns (output, state); the loss is the sum of the output (of a packed one's
+    data). autograd.grad rather than .backward(): nothing accumulates into .grad between repeats."""
+    return lambda: torch.autograd.grad(tensor_of(forward()[0]).sum(), leaves)
 
 
 def lltm_runner(case: Case, sequence: Callable) -> Runner:
-    """A backend computing the LLTM sequence: sequence(input, state) -> (output, (h_n, c_n)) with
-    the case's module parameters; timed from a zero state, checked against the reference."""
-    leaves = (case.input, case.module.weights_l0, case.module.bias_l0)
+    """A backend computing the LLTM sequence with the case's module parameters, called as the
+    module is: sequence(input, state) -> (output, (h_n, c_n)); timed from a zero state, checked
+    against the reference."""
+    leaves = (tensor_of(case.input), *case.module.parameters())
 
     def forward():
         return sequence(case.input, None)
@@ -142,12 +289,7 @@ def lltm_runner(case: Case, sequence: Callable) -> Runner:
 
 def lltm_jit_runner(case: Case) -> Runner:
     """lltm_jit.LLTMSequence: the sequence op"""
-
-    def sequence(x, state):  # the module's state has a leading (layers * directions) dimension
-        output, (h_n, c_n) = case.module(x, None if state is None else (state[0][None], state[1][None]))
-        return output, (h_n[0], c_n[0])
-
-    return lltm_runner(case, sequence)
+    return lltm_runner(case, case.module)
 
 
 @contextlib.contextmanager
@@ -183,29 +325,25 @@ def lltm_jit_step_kernels_runner(case: Case) -> Runner:
 
 def loop_runner(case: Case) -> Runner:
     """a Python loop over lltm_jit.lltm, the step op"""
-    import lltm_jit
+    from lltm_jit import lltm
 
-    m = case.module
-    return lltm_runner(case, lambda x, state: lltm_jit.reference_lltm_sequence(
-        x, m.weights_l0, m.bias_l0, state, step=lltm_jit.lltm))
+    return lltm_runner(case, lambda x, state: reference_layers(case.module, x, state, step=lltm))
 
 
 def eager_runner(case: Case) -> Runner:
     """a Python loop over the pure-PyTorch reference step, eager"""
-    from lltm_jit import reference_lltm_sequence
-
-    m = case.module
-    return lltm_runner(case, lambda x, state: reference_lltm_sequence(x, m.weights_l0, m.bias_l0, state))
+    return lltm_runner(case, lambda x, state: reference_layers(case.module, x, state))
 
 
 def lstm_runner(case: Case) -> Runner:
-    """nn.LSTM, hidden_size = state_size, cuDNN on CUDA (a different cell: speed peer only)"""
-    lstm = flat_lstm(case.size, case.input.device, case.dtype)
+    """nn.LSTM, hidden_size = state_size, our layers and directions, cuDNN on CUDA (a different cell: speed peer)"""
+    size, x = case.size, tensor_of(case.input)
+    lstm = flat_lstm(size, x.device, case.dtype, num_layers=size.layers, bidirectional=size.bidirectional)
 
     def forward():
         return lstm(case.input)
 
-    return Runner(forward, train_step(forward, (case.input, *lstm.parameters())), note="peer (4 gates)")
+    return Runner(forward, train_step(forward, (x, *lstm.parameters())), note="peer (4 gates)")
 
 
 SEQUENCE = Kind(
@@ -219,9 +357,10 @@ SEQUENCE = Kind(
         "loop": loop_runner,
         "lstm": lstm_runner,
     },
-    tolerances=TOLERANCES,
+    tolerance=tolerance,
     floor=floor_seconds,
     floor_backends=("eager", "lltm_jit", "lltm_jit_step_kernels", "loop"),  # those doing the LLTM's work
     yardstick="lstm",  # cuDNN's LSTM on CUDA: lltm_jit's target is a time below its
     extras={"peak MiB": peak_memory_mib},
+    context=precision,
 )

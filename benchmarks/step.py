@@ -32,8 +32,10 @@ class Size:
     def parse(cls, text: str) -> Size:
         match = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text.strip())
         if not match or 0 in map(int, match.groups()):
+            # A sequence's size spec (sequence.py) starts with one of these and goes on with ":".
+            suffixes = " (a :suffix belongs to a sequence's size: --kind sequence)" if ":" in text else ""
             raise argparse.ArgumentTypeError(
-                f"size {text!r}: expected BxFxS with positive integers, e.g. 16x32x128"
+                f"size {text!r}: expected BxFxS with positive integers, e.g. 16x32x128{suffixes}"
             )
         return cls(*map(int, match.groups()))
 
@@ -181,10 +183,10 @@ def lstmcell_runner(case: Case) -> Runner:
     return Runner(forward, backward_step(forward, leaves, case.grads), note="peer (different cell)")
 
 
-def flat_lstm(size, device: torch.device, dtype: torch.dtype) -> nn.LSTM:
-    """nn.LSTM(size.input_features, hidden_size=size.state_size) on the device, its weights in
-    cuDNN's one buffer."""
-    lstm = nn.LSTM(size.input_features, size.state_size, device=device, dtype=dtype)
+def flat_lstm(size, device: torch.device, dtype: torch.dtype, **options) -> nn.LSTM:
+    """nn.LSTM(size.input_features, hidden_size=size.state_size, **options) on the device, its
+    weights in cuDNN's one buffer."""
+    lstm = nn.LSTM(size.input_features, size.state_size, device=device, dtype=dtype, **options)
     # Built on the device directly, its weights are not yet in cuDNN's one buffer, and every call
     # would copy them there ("RNN module weights are not part of single contiguous chunk").
     lstm.flatten_parameters()
@@ -238,7 +240,7 @@ STEP = Kind(
         "lstm": lstm_runner,
         "gemm": gemm_runner,
     },
-    tolerances=TOLERANCES,
+    tolerance=lambda size, dtype: TOLERANCES[dtype],
     peers=("compile", "lstmcell", "lstm"),  # what lltm_jit competes with
     floor=floor_seconds,
     floor_backends=("eager", "lltm_jit", "compile", "gemm"),  # those doing the LLTM step's work

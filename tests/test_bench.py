@@ -1,5 +1,6 @@
 """The benchmark package behind bench.py: its statistics, its run over a kind of case, its report."""
 
+import argparse
 import dataclasses
 import io
 import math
@@ -13,8 +14,9 @@ import torch
 
 import bench
 from benchmarks.cases import Kind, Plan, Progress, Runner, run
-from benchmarks.report import summarize, table
-from benchmarks.sequence import SEQUENCE, SequenceSize, floor_seconds, lltm_runner
+from benchmarks.report import plot, summarize, table
+from benchmarks.sequence import (SEQUENCE, SequenceSize, floor_seconds, lltm_jit_runner, lltm_runner,
+                                 packed_lengths, padded)
 
 ROOT = Path(__file__).resolve().parents[1]
 from benchmarks.step import STEP, Size  # noqa: E402
@@ -75,7 +77,7 @@ def matmul_kind(extras=None):
 
     return Kind(
         name="matmul", make_case=Case, backends={"eager": eager, "wrong": wrong, "train_only": sequence_only},
-        tolerances={torch.float32: 1e-5}, extras=extras or {},
+        tolerance=lambda size, dtype: 1e-5, extras=extras or {},
     )
 
 
@@ -145,16 +147,15 @@ def test_machine_keeps_the_best_of_two_measurements():
     assert slow.best(fast) == Machine(2.0, {"float32": 5.0, "bfloat16": 4.0})
 
 
-def sequence_with_wrong_backend():
-    """The sequence kind plus a backend whose output is off by 1e-3 of its norm: its check must fail."""
+def sequence_with_wrong_backend(off=1e-3):
+    """The sequence kind plus a backend whose output is off by `off` of its norm: its check must fail."""
 
     def wrong(case):
-        """lltm_jit.lltm_sequence with output * (1 + 1e-3)"""
-        from lltm_jit import lltm_sequence
+        """lltm_jit.LLTMSequence with output * (1 + off)"""
 
         def sequence(x, state):
-            output, final = lltm_sequence(x, case.module.weights_l0, case.module.bias_l0, state)
-            return output * (1 + 1e-3), final
+            output, final = case.module(x, state)
+            return padded(output) * (1 + off), final
 
         return lltm_runner(case, sequence)
 
@@ -178,8 +179,8 @@ def test_sequence_rows_are_checked_against_the_reference(sequence_run):
         for mode in ("fwd", "fwd+bwd"):
             assert by_row[backend, mode].status == "ok", by_row[backend, mode].note
         errors = by_row[backend, "fwd"].errors
-        assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_weights", "d_bias", "d_h0", "d_c0"}
-        assert 0 < max(errors.values()) <= SEQUENCE.tolerances[torch.float32]
+        assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_h0", "d_c0", "d_weights_l0", "d_bias_l0"}
+        assert 0 < max(errors.values()) <= SEQUENCE.tolerance(SequenceSize(3, 5, 7, 4), torch.float32)
     assert by_row["lstm", "fwd+bwd"].status == "ok" and by_row["lstm", "fwd+bwd"].errors is None
     assert by_row["wrong", "fwd"].status == "FAILED"
     assert 1e-4 < by_row["wrong", "fwd"].errors["output"] < 1e-2
@@ -211,6 +212,166 @@ def test_sequence_floor_counts_the_products_of_all_steps():
     forward = 2 * 4 * 3 * (7 + 5) * 3 * 7
     assert floor_seconds(size, "fwd", torch.float32, machine) == (forward, "compute")
     assert floor_seconds(size, "fwd+bwd", torch.float32, machine) == (3 * forward, "compute")
+
+
+def test_sequence_floor_counts_every_layer_direction_and_packed_token():
+    machine = Machine(copy_bytes_per_s=math.inf, matmul_flops_per_s={"float32": 1.0})
+
+    def products(tokens, features):  # one direction of one layer, forward
+        return 2 * tokens * (7 + features) * 3 * 7
+
+    # Layer 1 reads both directions' outputs of layer 0: 2 * 7 features.
+    layered = SequenceSize(3, 5, 7, steps=4, layers=2, bidirectional=True)
+    assert floor_seconds(layered, "fwd", torch.float32, machine)[0] == 2 * products(12, 5) + 2 * products(12, 14)
+    packed = SequenceSize(3, 5, 7, steps=8, packed=True)  # lengths 8, 5 and 2: 15 tokens, not 24
+    assert floor_seconds(packed, "fwd+bwd", torch.float32, machine)[0] == 3 * products(15, 5)
+    # The machine's float32 peak is measured with TF32 off: no bound on products in TF32.
+    tf32 = SequenceSize(3, 5, 7, steps=4, tf32=True)
+    assert floor_seconds(tf32, "fwd", torch.float32, machine) == (None, None)
+    assert floor_seconds(tf32, "fwd", torch.bfloat16, Machine(math.inf, {"bfloat16": 1.0}))[0] == products(12, 5)
+
+
+def test_packed_lengths_spread_from_all_steps_to_a_quarter_unsorted():
+    size = SequenceSize(64, 256, 512, steps=128, packed=True)
+    lengths = packed_lengths(size)
+    assert lengths.dtype == torch.int64 and lengths.shape == (64,)
+    assert (lengths.min(), lengths.max()) == (32, 128)
+    assert not torch.equal(lengths, lengths.sort(descending=True).values)  # nn.LSTM's enforce_sorted=False
+    assert torch.equal(lengths, packed_lengths(size))  # the same batch in every run
+    assert packed_lengths(SequenceSize(1, 5, 7, steps=3, packed=True)).tolist() == [3]
+
+
+@pytest.mark.parametrize("spec, size, text", [
+    ("16x32x128", SequenceSize(16, 32, 128, 64), "16x32x128 T=64"),
+    ("256x512x1024:tf32", SequenceSize(256, 512, 1024, 64, tf32=True), "256x512x1024 T=64 tf32"),
+    ("64x256x512:T128:packed", SequenceSize(64, 256, 512, 128, packed=True), "64x256x512 T=128 packed"),
+    ("64x256x512:T128:L2:bi", SequenceSize(64, 256, 512, 128, layers=2, bidirectional=True),
+     "64x256x512 T=128 L=2 bi"),
+    (" 3x5x7:packed:bi:L3:tf32:T4", SequenceSize(3, 5, 7, 4, layers=3, bidirectional=True, packed=True, tf32=True),
+     "3x5x7 T=4 L=3 bi packed tf32"),
+])
+def test_sequence_size_spec_parses_and_prints(spec, size, text):
+    assert SequenceSize.parse(spec, steps=64) == size
+    assert str(size) == text
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("3x5x7:T0", "unknown suffix 'T0'"), ("3x5x7:L", "unknown suffix 'L'"), ("3x5x7:fwd", "unknown suffix 'fwd'"),
+    ("3x5x7:", "unknown suffix ''"), ("3x5x7:bi:L2:bi", "'bi' twice"), ("3x5x7:T4:T8", "'T8' twice"),
+])
+def test_a_malformed_sequence_size_is_refused(spec, problem):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        SequenceSize.parse(spec, steps=64)
+    assert str(refused.value).startswith(f"size {spec!r}: {problem}; expected BxFxS, then any of :T<steps>")
+
+
+def sequence_with_spy_backend(seen: list):
+    """The sequence kind plus `wrong`, `ignores_lengths`, and `spy`, lltm_jit whose calls record in `seen` what torch
+    runs them with: (what called, grad mode, TF32 in cuBLAS, TF32 in cuDNN, the size)."""
+
+    def spy(case):
+        """lltm_jit.LLTMSequence, watched"""
+        runner = lltm_jit_runner(case)
+
+        def watched(what, fn):
+            def call():
+                flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+                seen.append((what, torch.is_grad_enabled(), *flags, case.size))
+                return fn()
+
+            return call
+
+        return Runner(watched("fwd", runner.forward), watched("fwd+bwd", runner.train),
+                      check=watched("check", runner.check))
+
+    def ignores_lengths(case):
+        """lltm_jit.LLTMSequence on the padded input, as if every sequence ran all the steps"""
+        return lltm_runner(case, lambda x, state: case.module(padded(x), state))
+
+    kind = sequence_with_wrong_backend(off=0.1)  # beyond TF32's tolerance too
+    return dataclasses.replace(kind, backends={**kind.backends, "spy": spy, "ignores_lengths": ignores_lengths})
+
+
+VARIANTS = ["3x5x7:T4:tf32", "3x5x7:T6:packed", "3x5x7:T4:L2:bi", "3x5x7:T6:L2:bi:packed"]
+
+
+@pytest.fixture(scope="module")
+def variants_run():
+    settings = Settings(torch.device("cpu"), warmup=1, repeats=MIN_ROUNDS, calls=1, budget=0.0)
+    seen = []
+    plan = Plan(sequence_with_spy_backend(seen), sizes=[SequenceSize.parse(v, steps=64) for v in VARIANTS],
+                dtypes=[torch.float32], backends=["lltm_jit", "lstm", "wrong", "ignores_lengths", "spy"])
+    flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    # As bench.py sets them: TF32 off but where a size allows it.
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        machine, results = run([plan], settings)
+        after = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
+    return machine, results, summarize(results, machine), seen, after
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_sequence_variants_are_checked_against_the_reference(variants_run, variant):
+    _, results, _, _, _ = variants_run
+    size = SequenceSize.parse(variant, steps=64)
+    by_row = {(r.backend, r.mode): r for r in results if r.size == size}
+    assert {mode for _, mode in by_row} == {"fwd", "fwd+bwd"}
+    for backend in ("lltm_jit", "spy", "lstm"):
+        for mode in ("fwd", "fwd+bwd"):
+            assert by_row[backend, mode].status == "ok", by_row[backend, mode].note
+    errors = by_row["lltm_jit", "fwd"].errors
+    directions = ("", "_reverse")[:size.directions]
+    parameters = {f"d_{kind}_l{layer}{suffix}" for kind in ("weights", "bias") for layer in range(size.layers)
+                  for suffix in directions}
+    assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_h0", "d_c0", *parameters}
+    assert 0 < max(errors.values()) <= SEQUENCE.tolerance(size, torch.float32)
+    assert by_row["wrong", "fwd"].status == "FAILED"
+    # Unpacked, every sequence runs all the steps: its output past a length and its h_n are wrong.
+    assert by_row["ignores_lengths", "fwd"].status == ("FAILED" if size.packed else "ok")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_sequence_variants_show_both_modes_against_nn_lstm(variants_run, variant):
+    machine, _, records, _, _ = variants_run
+    size = str(SequenceSize.parse(variant, steps=64))
+    lines = table(records, ENV, machine).splitlines()
+    for mode in ("fwd", "fwd+bwd"):
+        ours = next(r for r in records if (r["size"], r["mode"], r["backend"]) == (size, mode, "lltm_jit"))
+        lstm = next(r for r in records if (r["size"], r["mode"], r["backend"]) == (size, mode, "lstm"))
+        assert ours["t_over_yardstick"] == pytest.approx(ours["median_us"] / lstm["median_us"])
+        start = next(i for i, line in enumerate(lines) if line.partition(":")[0] == f"{size} float32 {mode}")
+        header, row = lines[start + 1].split(), lines[start + 2].split()
+        assert row[0] == "lltm_jit"
+        # A TF32 row has no floor (floor_seconds says why).
+        assert ("t/floor" in header) == (": floor" in lines[start]) == ("tf32" not in variant)
+        assert float(row[header.index("t/lstm")]) == pytest.approx(ours["t_over_yardstick"], rel=0.01, abs=0.006)
+
+
+def test_no_plot_without_eager(variants_run, tmp_path, capsys):
+    *_, records, _, _ = variants_run
+    assert not plot(records, tmp_path / "speedups.png", "title") and not list(tmp_path.iterdir())
+    assert capsys.readouterr().out == "no plot: it shows speedups over eager, which did not run\n"
+
+
+def test_tf32_is_allowed_only_while_its_row_runs(variants_run):
+    _, _, _, seen, after = variants_run
+    # TF32 rounds float32's operands to float16's mantissa: its checks accept float16's error.
+    tf32, full = SequenceSize(3, 5, 7, 4, tf32=True), SequenceSize(3, 5, 7, 4)
+    assert SEQUENCE.tolerance(tf32, torch.float32) == SEQUENCE.tolerance(full, torch.float16) == 6e-2
+    assert SEQUENCE.tolerance(full, torch.float32) == 1e-4
+    for what in ("check", "fwd", "fwd+bwd"):
+        calls = [call for call in seen if call[0] == what]
+        assert {call[2:4] for call in calls if call[4].tf32} == {(True, True)}, what
+        assert {call[2:4] for call in calls if not call[4].tf32} == {(False, False)}, what
+    assert after == (False, False)
+
+
+def test_forward_only_rows_run_without_grad(variants_run):
+    _, _, _, seen, _ = variants_run
+    assert {grad for what, grad, *_ in seen if what == "fwd"} == {False}
+    assert {grad for what, grad, *_ in seen if what == "fwd+bwd"} == {True}
 
 
 def parse(monkeypatch, *argv):
@@ -247,13 +408,50 @@ def test_bench_selects_a_kind_and_its_sizes(monkeypatch):
         ("sequence", [SequenceSize(4, 5, 6, 64)], [torch.float32], ["lltm_jit", "loop"]),
     ]
     assert [kind for kind, *_ in plans(parse(monkeypatch, "--backends", "gemm"))] == ["step"]
+    # A sequence's suffixes: its own T in place of --steps.
+    assert plans(parse(monkeypatch, "--kind", "sequence", "--steps", "8", "--sizes", "3x5x7:T4:packed,3x5x7:L2:bi",
+                       "--backends", "lltm_jit")) == [
+        ("sequence", [SequenceSize(3, 5, 7, 4, packed=True), SequenceSize(3, 5, 7, 8, layers=2, bidirectional=True)],
+         [torch.float32], ["lltm_jit"]),
+    ]
 
 
-@pytest.mark.parametrize("argv", [["--kind", "step", "--backends", "loop"], ["--steps", "0"], ["--kind", "seq"]])
-def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv):
+# Issue 21's tables, in their order; each case is timed forward only and forward + backward.
+CUDNN_ROWS = [
+    ("16x32x128 T=64", torch.float32), ("64x256x512 T=64", torch.bfloat16), ("256x512x1024 T=64", torch.float32),
+    ("256x512x1024 T=64 tf32", torch.float32), ("256x512x1024 T=64", torch.bfloat16),
+    ("1024x256x256 T=64", torch.bfloat16), ("64x256x512 T=128 packed", torch.bfloat16),
+    ("64x256x512 T=128 L=2 bi", torch.float32),
+    ("128x512x512 T=64", torch.float16), ("64x1024x1024 T=64", torch.float16), ("8x256x512 T=256", torch.float16),
+]
+
+
+def test_the_cudnn_plan_runs_the_issues_rows_against_nn_lstm():
+    # As parse_args leaves them for `bench.py --plan cudnn` on a GPU (which this test need not have).
+    args = argparse.Namespace(device=torch.device("cuda", 0), plan="cudnn", kind="all", steps=64, quick=False,
+                              sizes=None, dtypes=None, backends=None)
+    [kind] = bench.selected_kinds(args)
+    plans = bench.plans_of(kind, args)
+    assert [(str(size), dtype) for plan in plans for size in plan.sizes for dtype in plan.dtypes] == CUDNN_ROWS
+    assert {(plan.kind.name, tuple(plan.backends)) for plan in plans} == {("sequence", ("lltm_jit", "lstm"))}
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["--kind", "step", "--backends", "loop"], "--backends loop: not a backend of --kind step"),
+    (["--steps", "0"], "--steps must be at least 1"),
+    (["--kind", "seq"], "argument --kind: invalid choice: 'seq'"),
+    (["--kind", "sequence", "--sizes", "3x5x7:fwd"], "--sizes: size '3x5x7:fwd': unknown suffix 'fwd'; expected"),
+    (["--sizes", "3x5x7:T4"], "--sizes: size '3x5x7:T4': expected BxFxS with positive integers, e.g. 16x32x128 "
+                              "(a :suffix belongs to a sequence's size: --kind sequence)"),
+    (["--plan", "cudnn"], "--plan cudnn runs on cuda only (its sizes are a GPU's), got device cpu"),
+    (["--plan", "cudnn", "--sizes", "3x5x7", "--quick"], "--plan cudnn names its own sizes and dtypes: drop --sizes, "
+                                                         "--quick"),
+    (["--plan", "cudnn", "--kind", "step"], "--plan cudnn is of --kind sequence, got --kind step"),
+])
+def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv, error):
     with pytest.raises(SystemExit) as exit:
         parse(monkeypatch, *argv)
-    assert exit.value.code == 2 and "error" in capsys.readouterr().err
+    assert exit.value.code == 2 and f"error: {error}" in capsys.readouterr().err
 
 
 class Stream(io.StringIO):
@@ -291,6 +489,7 @@ def test_bench_help_answers_without_building():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert "  lltm_jit  lltm_jit.LLTM\n" in done.stdout
+    assert "\nplans (--plan NAME):\n  cudnn: issue 21's two tables" in done.stdout
     assert done.stdout.rstrip().endswith("imported lltm_jit: False")
     assert "`" not in done.stdout  # plain text, no markup from the docstrings
 
