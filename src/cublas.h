@@ -1,11 +1,11 @@
 // cuBLAS products called directly, for the sequence's per-step products: through ATen each costs
 // the host more in dispatch and checks than the device's work for a small step, which then bounds a
-// whole sequence (benchmarks/NOTES.md, "Numbers behind the sources' comments"). The function comes
-// from the libcublas that torch has loaded (dlopen with RTLD_NOLOAD), declared here by its
-// documented C signature, so that building needs no cuBLAS header or library (a minimal CUDA
-// toolkit has neither). Where it cannot be found, `available()` is false and the caller uses ATen.
-// The handle is torch's own (its pool hands each thread one per device, set to the current stream
-// and torch's workspace, and takes it back when the thread ends).
+// whole sequence (benchmarks/NOTES.md, "Numbers behind the sources' comments"). The functions come
+// from the libraries that torch has loaded (dlopen with RTLD_NOLOAD), declared here by their
+// signatures, so that building needs no cuBLAS header or library (a minimal CUDA toolkit has
+// neither). Where they cannot be found, `available()` is false and the caller uses ATen. The
+// handle is torch's own: its pool hands each thread one per device, set to the current stream and
+// torch's workspace, and takes it back when the thread ends.
 #pragma once
 
 #include <ATen/Context.h>
@@ -17,20 +17,21 @@
 
 #include <string>
 
-// torch's handle getter (ATen/cuda/CUDAContextLight.h), declared here so that its header, which
-// includes cuBLAS's, stays out: cublasHandle_t is `cublasContext*`.
-struct cublasContext;
-namespace at::cuda {
-cublasContext* getCurrentCUDABlasHandle(bool setup);
-}  // namespace at::cuda
-
 namespace lltm::cublas {
 
 // The documented values of cublasOperation_t, cublasComputeType_t and cublasGemmAlgo_t.
 enum Op : int { N = 0, T = 1 };
 constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70, kGemmDefault = -1;
 
+// at::cuda::getCurrentCUDABlasHandle (ATen/cuda/CUDAContextLight.h), by its mangled names: torch
+// 2.11 declares it with no argument, later versions with `bool setup` (true: set the stream and
+// workspace, as the call without it does).
+constexpr const char* kHandleSetup = "_ZN2at4cuda24getCurrentCUDABlasHandleEb";
+constexpr const char* kHandle = "_ZN2at4cuda24getCurrentCUDABlasHandleEv";
+
 struct Api {
+  void* (*handle_setup)(bool setup);
+  void* (*handle)();
   int (*gemm)(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
               cudaDataType a_type, int lda, const void* b, cudaDataType b_type, int ldb, const void* beta, void* c,
               cudaDataType c_type, int ldc, int compute_type, int algo);
@@ -39,11 +40,14 @@ struct Api {
 inline const Api* api() {
   static const Api* loaded = []() -> const Api* {
     const std::string name = "libcublas.so." + std::to_string(CUDART_VERSION / 1000);
-    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (library == nullptr) return nullptr;
+    void* cublas = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    void* torch_cuda = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD);
+    if (cublas == nullptr || torch_cuda == nullptr) return nullptr;
     static Api functions;
-    functions.gemm = reinterpret_cast<decltype(Api::gemm)>(dlsym(library, "cublasGemmEx"));
-    return functions.gemm ? &functions : nullptr;
+    functions.handle_setup = reinterpret_cast<decltype(Api::handle_setup)>(dlsym(torch_cuda, kHandleSetup));
+    functions.handle = reinterpret_cast<decltype(Api::handle)>(dlsym(torch_cuda, kHandle));
+    functions.gemm = reinterpret_cast<decltype(Api::gemm)>(dlsym(cublas, "cublasGemmEx"));
+    return functions.gemm && (functions.handle_setup || functions.handle) ? &functions : nullptr;
   }();
   return loaded;
 }
@@ -68,7 +72,7 @@ inline void gemm_accumulate(at::ScalarType dtype, at::ScalarType c_dtype, Op tra
   const int compute = dtype == at::kDouble                                              ? kCompute64F
                       : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
                                                                                       : kCompute32F;
-  void* handle = at::cuda::getCurrentCUDABlasHandle(/*setup=*/true);
+  void* handle = api()->handle_setup ? api()->handle_setup(/*setup=*/true) : api()->handle();
   const int status = api()->gemm(handle, transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
                                  ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));

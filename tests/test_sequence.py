@@ -598,6 +598,21 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_step_path_products_call_cublas_directly(dtype, monkeypatch):
+    """The per-step path's products go to cuBLAS on torch's handle, not through ATen: over 9 steps
+    no addmm runs per step (a build that found neither cuBLAS nor torch's handle would take ATen's
+    products, as many as the steps)."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    input, weights, bias, h0, c0 = make_sequence(9, 3, 4, 6, device="cuda", seed=18)
+    args = [a.detach().to(dtype).requires_grad_() for a in (input, weights, bias, h0, c0)]
+    output, (h_n, c_n) = lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))
+    calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
+    calls += aten_calls(lambda: torch.autograd.grad(output.sum() + c_n.sum(), args))
+    assert calls["aten::addmm_"] + calls["aten::addmm"] <= 2, calls
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("size", [(5, 8, 40), (64, 6, 512)], ids=lambda s: "x".join(map(str, s)))
 def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, dtype, monkeypatch):
     """A tiling planned for four times the GPU's multiprocessors (as on a GPU shared with MPS, or
