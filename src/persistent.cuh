@@ -195,10 +195,10 @@ __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t
 }
 
 // Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
-// multiprocessor's L1, which may hold an older copy) into shared memory rows of `stride`; zeros
-// past the batch. The loads of a round are all in flight together.
-template <int R, typename T>
-__device__ __forceinline__ void gather_rows(T* to, int stride, const T* from, int S, int64_t b0, int64_t B) {
+// multiprocessor's L1, which may hold an older copy), each element v of row r, column k given to
+// put(r, k, v); zeros past the batch. The loads of a round are all in flight together.
+template <int R, typename T, typename Put>
+__device__ __forceinline__ void gather_rows(Put&& put, const T* from, int S, int64_t b0, int64_t B) {
   constexpr int kInFlight = 8;
   const int thread = thread_rank(), threads = block_threads();
   for (int first = thread; first < R * S; first += kInFlight * threads) {
@@ -211,7 +211,7 @@ __device__ __forceinline__ void gather_rows(T* to, int stride, const T* from, in
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       const int i = first + u * threads;
-      if (i < R * S) to[(i / S) * stride + i % S] = v[u];
+      if (i < R * S) put(i / S, i % S, v[u]);
     }
   }
 }

@@ -22,7 +22,7 @@ const void* data_or_null(const Tensor& t) {
   return t.defined() ? t.const_data_ptr() : nullptr;
 }
 
-// LLTM_JIT_TENSOR_CORES=0 keeps bfloat16's persistent kernels on CUDA cores (for tests and
+// LLTM_JIT_TENSOR_CORES=0 keeps the half types' persistent kernels on CUDA cores (for tests and
 // A/B timing of the two; read at each call).
 bool tensor_cores_allowed() {
   const char* choice = std::getenv("LLTM_JIT_TENSOR_CORES");

@@ -18,7 +18,7 @@ struct SequenceParams {
   int multiprocessors;     // what the persistent kernels' tilings plan for
   size_t shared_memory_per_block;  // the most a block may opt in to
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
-  bool tensor_cores;       // bfloat16's persistent kernels may run on tensor cores (sm_80
+  bool tensor_cores;       // the half types' persistent kernels may run on tensor cores (sm_80
                            // and later, and LLTM_JIT_TENSOR_CORES is not 0)
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns

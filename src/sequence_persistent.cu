@@ -1,6 +1,6 @@
 // The persistent sequence kernels as sequence_cuda.h declares them: whether they fit, their
 // workspace, and their launch for the dtype at hand: the tensor-core kernels (tensor_core_*.cu)
-// for bfloat16 where they fit and p.tensor_cores allows them, else the CUDA-core ones
+// for the half types where they fit and p.tensor_cores allows them, else the CUDA-core ones
 // (persistent_*.cu).
 #include "persistent.cuh"
 #include "tensor_core.cuh"
@@ -15,14 +15,21 @@ struct Choice {
   bool tensor_cores;
 };
 
+// A batch this small fills a fraction of the mma's 8 columns, and float16's two-part operand then
+// costs more than the tensor cores save: the CUDA-core kernels run it where they fit
+// (benchmarks/NOTES.md, "Session 13").
+constexpr int64_t kCudaCoreBatch = 8;
+
 template <typename scalar_t>
 Choice choose(const SequenceParams& p, bool forward) {
+  const Tiling cuda_cores = persistent_tiling<opmath_t<scalar_t>>(p, forward);
   if constexpr (has_tensor_cores<scalar_t>) {
-    if (p.tensor_cores) {
-      if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
+    const bool small = kOperandParts<scalar_t> == 2 && p.batch <= kCudaCoreBatch && cuda_cores.rows > 0;
+    if (p.tensor_cores && !small) {
+      if (const Tiling t = tensor_core_tiling(p, forward, kOperandParts<scalar_t>); t.rows > 0) return {t, true};
     }
   }
-  return {persistent_tiling<opmath_t<scalar_t>>(p, forward), false};
+  return {cuda_cores, false};
 }
 
 // f(tag, choice) with the scalar type's tag of `dtype` and the direction's choice.

@@ -13,9 +13,11 @@
 //   ldmatrix phase reads in 8 different 16-byte bank groups;
 // - each step's product runs on mma.sync.m16n8k16 (float sums): the forward's z (3 width x R) =
 //   W_tile (3 width x S) h^T (S x R), the backward's share of d_h^T (S x R) = W_tile^T (S x 3 width)
-//   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is rounded to
-//   the storage type first, as torch's half-type matmul and cuDNN round it; the cell state, the
-//   sums and the carried gradients stay in float.
+//   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is in the
+//   storage type: for bfloat16 rounded, as torch's half-type matmul and cuDNN round it; for float16
+//   in two parts, the value rounded and its rounding error rounded (hi + lo, two mma's each), so
+//   that the product sees about 22 bits of it, as the CUDA-core kernels' float operand. The cell
+//   state, the sums and the carried gradients stay in float.
 // - a block has kTensorWarps warps; its work units are (16-row tile of the product's M, split of
 //   its reduction K): the splits' partial sums meet in shared memory where there are several.
 #pragma once
@@ -27,12 +29,14 @@ namespace lltm::cuda {
 constexpr int kTensorWarps = 16;
 constexpr int kTensorThreads = 32 * kTensorWarps;
 
-// Whether the storage type runs the tensor-core kernels: bfloat16. The kernels take float16 too
-// (the mma's .f16 form), but on the H200 float16's error over 256 steps exceeded an eager loop's
-// at 40 x 8 x 512 (benchmarks/NOTES.md, "Tensor cores (session 11)"), so float16 keeps the
-// CUDA-core kernels until a fix is measured.
+// Whether the storage type runs the tensor-core kernels (the half types), and in how many parts
+// their product's operand of R rows is carried. float16 in one part, the eager loop's rounding,
+// drifted past an eager loop's error over 256 steps at 40 x 8 x 512 on the H200, where bfloat16
+// did not (benchmarks/NOTES.md, "Tensor cores (session 11)").
 template <typename scalar_t>
-constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16>;
+constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16> || std::is_same_v<scalar_t, c10::Half>;
+template <typename scalar_t>
+constexpr int kOperandParts = std::is_same_v<scalar_t, c10::Half> ? 2 : 1;
 
 // Row strides of the shared-memory operands, in elements: the state padded to 16 (the mma's k)
 // and 8 more (see above); the partial sums' rows padded to 4 past a multiple of 32 floats, so
@@ -61,26 +65,28 @@ LLTM_HD bool tensor_partials_in_shared(const Tiling& t, bool forward) {
 }
 
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
-// the end), the product's operand of R rows in the storage type, the partial sums in float.
-inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
+// the end), the product's operand of R rows in the storage type (`parts` of it), the partial sums
+// in float.
+inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward, int parts) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
   const int64_t w = 2 * M * ld;
-  if (forward) return w + 2 * R * ld + 4 * t.slices * R * tensor_partial_ld(M);
+  if (forward) return w + 2 * parts * R * ld + 4 * t.slices * R * tensor_partial_ld(M);
   const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
-  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials;
+  return std::max(w, 4 * R * M) + 2 * parts * R * tensor_operand_ld(M) + partials;
 }
 
 // A rough cost of a step in cycles, to choose between tilings: the shared-memory reads of the
-// product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each, at 128 bytes
-// a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two chains in
-// flight: a few warps alone do not keep the reads at that rate, so the two add up rather than
-// overlap), plus, with several tiles, the exchange (a barrier, about 1 us, and the gather of R
-// rows of h from L2), plus the items' sums of the splits' partials (about 8 cycles each).
-inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
+// product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each per part, at
+// 128 bytes a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two
+// chains in flight: a few warps alone do not keep the reads at that rate, so the two add up rather
+// than overlap), plus, with several tiles, the exchange (a barrier, about 1 us, and the gather of
+// R rows of h from L2), plus the items' sums of the splits' partials (about 8 cycles each).
+inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward, int parts) {
   const TensorProduct f = tensor_product(p, t, forward);
   const int64_t n = t.rows / 8;
-  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n) / 128;
-  const int64_t chain = ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * 16;
+  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n * parts) / 128;
+  const int64_t chain =
+      ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * parts * 16;
   const int64_t exchange = t.tiles > 1 ? 2000 + t.rows * p.state * (forward ? 2 : 4) / 32 : 0;
   const int64_t sums = tensor_partials_in_shared(t, forward)
                            ? t.slices * (forward ? 3 : 1) * ceil_div(t.rows * t.width, kTensorThreads) * 8
@@ -95,7 +101,7 @@ constexpr int kTensorMaxRows = 32;
 // or 32: the mma's n, once, twice or four times) that keep a group's blocks resident at once
 // where there are several tiles, and the splits of the reduction that shorten the warps' chains
 // most within the shared memory. None (rows == 0) where nothing fits.
-inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
+inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int parts) {
   Tiling best;
   int64_t best_cost = 0;
   int previous_tiles = 0;
@@ -113,9 +119,9 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
     int64_t chosen_cost = 0;
     Tiling chosen;
     for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
-      t.shared_bytes = tensor_shared_bytes(p, t, forward);
+      t.shared_bytes = tensor_shared_bytes(p, t, forward, parts);
       if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
-      const int64_t cost = tensor_step_cycles(p, t, forward);
+      const int64_t cost = tensor_step_cycles(p, t, forward, parts);
       if (chosen.rows == 0 || cost < chosen_cost) {
         chosen = t;
         chosen_cost = cost;
@@ -180,34 +186,67 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 }
 
 // One warp's unit of a product: M tile m_tile, k tiles [k_begin, k_end), N = 8 N_TILES columns
-// whose B operand is stored by column (column n's k contiguous, row stride b_ld), from `a` (where
-// load_a or load_a_transposed finds its fragments: a_at(k tile) gives this lane's row address).
-// Two sets of sums, for even and odd k tiles, halve the chain of dependent mma's.
+// whose B operand is stored by column (column n's k contiguous, row stride b_ld), in kOperandParts
+// parts b_part elements apart, from `a` (where load_a or load_a_transposed finds its fragments:
+// a_at(k tile) gives this lane's row address), added to d. Two sets of sums per part, for even and
+// odd k tiles, halve the chains of dependent mma's.
 template <typename scalar_t, int N_TILES, typename AAt>
 __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, const uint16_t* b, int b_ld,
-                                             int k_begin, int k_end) {
+                                             int b_part, int k_begin, int k_end) {
+  constexpr int kParts = kOperandParts<scalar_t>;
   const int lane = threadIdx.x;
   const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;  // b0 of column (lane / 4): k 2 (lane % 4)
-  float odd[N_TILES][4] = {};
-  auto step = [&](float (&sums)[N_TILES][4], int kt) {
+  float sums[2 * kParts][N_TILES][4] = {};  // set 2 part + (k tile odd)
+  auto step = [&](auto set_constant, int kt) {
+    constexpr int set = decltype(set_constant)::value;
     uint32_t a[4];
     a_at(a, kt);
 #pragma unroll
-    for (int n = 0; n < N_TILES; ++n) {
-      const uint16_t* col = b_lane + n * 8 * b_ld + kt * 16;
-      mma<scalar_t>(sums[n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
+    for (int part = 0; part < kParts; ++part) {
+#pragma unroll
+      for (int n = 0; n < N_TILES; ++n) {
+        const uint16_t* col = b_lane + part * b_part + n * 8 * b_ld + kt * 16;
+        mma<scalar_t>(sums[2 * part + set][n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
+      }
     }
   };
   int kt = k_begin;
   for (; kt + 1 < k_end; kt += 2) {
-    step(d, kt);
-    step(odd, kt + 1);
+    step(std::integral_constant<int, 0>{}, kt);
+    step(std::integral_constant<int, 1>{}, kt + 1);
   }
-  if (kt < k_end) step(d, kt);
+  if (kt < k_end) step(std::integral_constant<int, 0>{}, kt);
 #pragma unroll
-  for (int n = 0; n < N_TILES; ++n) {
+  for (int set = 0; set < 2 * kParts; ++set) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) d[n][i] += odd[n][i];
+    for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) d[n][i] += sums[set][n][i];
+    }
+  }
+}
+
+// The operand's parts of a float, in one word: bits [16 p, 16 p + 16) hold part p in the storage
+// type, the value rounded to nearest and, where kOperandParts is 2, what that rounding left out.
+template <typename scalar_t>
+using OperandWord = std::conditional_t<kOperandParts<scalar_t> == 2, unsigned int, unsigned short>;
+
+template <typename scalar_t>
+__device__ __forceinline__ OperandWord<scalar_t> operand_word(float v) {
+  const scalar_t hi(v);
+  if constexpr (kOperandParts<scalar_t> == 2) {
+    return hi.x | static_cast<unsigned int>(scalar_t(v - static_cast<float>(hi)).x) << 16;
+  } else {
+    return hi.x;
+  }
+}
+
+// Writes a word's parts at `at` of an operand whose parts lie part_stride elements apart.
+template <typename scalar_t>
+__device__ __forceinline__ void put_operand(uint16_t* operand, int part_stride, int at, OperandWord<scalar_t> word) {
+#pragma unroll
+  for (int part = 0; part < kOperandParts<scalar_t>; ++part) {
+    operand[part * part_stride + at] = static_cast<uint16_t>(word >> (16 * part));
   }
 }
 
@@ -220,12 +259,6 @@ struct FragmentAt {
 __device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
   const int lane = threadIdx.x;
   return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
-}
-
-// The storage type's bits of a float (rounded to nearest), and of a stored value.
-template <typename scalar_t>
-__device__ __forceinline__ uint16_t storage_bits(float v) {
-  return scalar_t(v).x;
 }
 
 template <typename scalar_t>

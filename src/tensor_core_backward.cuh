@@ -19,8 +19,10 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const Place at = place<R>(tiling);
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
   const size_t w_bytes = std::max(size_t{2} * M * ld, size_t{4} * R * M);
-  uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);  // dg[r * dg_ld + g * W + c], storage bits
-  T* partial = reinterpret_cast<T*>(dg + R * dg_ld);             // partial[(s * R + r) * partial_ld + k]
+  constexpr int kParts = kOperandParts<scalar_t>;
+  // dg[part * R * dg_ld + r * dg_ld + g * W + c]: operand_word's parts of the gate gradients
+  uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);
+  T* partial = reinterpret_cast<T*>(dg + kParts * R * dg_ld);  // partial[(s * R + r) * partial_ld + k]
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -30,7 +32,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
     w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
   }
-  for (int i = thread; i < R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
+  for (int i = thread; i < kParts * R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
   Item items[kItems];
   T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
   StepInputs<T> in[kItems];
@@ -67,9 +69,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       }
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
-        const scalar_t rounded(d[g]);
-        z[g * S] = rounded;
-        dg[it.r * dg_ld + g * W + it.c] = rounded.x;
+        z[g * S] = scalar_t(d[g]);
+        put_operand<scalar_t>(dg, R * dg_ld, it.r * dg_ld + g * W + it.c, operand_word<scalar_t>(d[g]));
         bias[m][g] += d[g];
       }
       if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
@@ -85,8 +86,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       const uint16_t* a_lane = w + ((lane & 7) + (q >> 1) * 8) * ld + mt * 16 + (q & 1) * 8;
       float d[N_TILES][4] = {};
       warp_product<scalar_t, N_TILES>(
-          d, [&](uint32_t(&a)[4], int kt) { load_a_transposed(a, a_lane + kt * 16 * ld); }, dg, dg_ld, k_begin,
-          min(k_begin + per_split, k_tiles));
+          d, [&](uint32_t(&a)[4], int kt) { load_a_transposed(a, a_lane + kt * 16 * ld); }, dg, dg_ld,
+          R * dg_ld, k_begin, min(k_begin + per_split, k_tiles));
 #pragma unroll
       for (int n = 0; n < N_TILES; ++n) {
 #pragma unroll

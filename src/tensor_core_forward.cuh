@@ -16,10 +16,13 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
-  uint16_t* h = w + M * ld;                           // h[r * ld + k], rounded to the storage type
-  T* partial = reinterpret_cast<T*>(h + R * ld);      // partial[(s * R + r) * partial_ld + g * W + c]
+  constexpr int kParts = kOperandParts<scalar_t>;
+  uint16_t* h = w + M * ld;  // h[part * R * ld + r * ld + k]: operand_word's parts of h
+  T* partial = reinterpret_cast<T*>(h + kParts * R * ld);  // partial[(s * R + r) * partial_ld + g * W + c]
   const Workspace<T> ws = workspace<T>(p, tiling);
-  auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] of storage bits
+  using Word = OperandWord<scalar_t>;
+  static_assert(sizeof(Word) <= sizeof(T));
+  auto* exchange = reinterpret_cast<Word*>(ws.exchange);  // [2][batch][state] of operand_word's
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const uint16_t*>(p.weights);
   const int thread = thread_rank(), threads = block_threads();
@@ -32,6 +35,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
     h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
+    if (kParts == 2) h[R * ld + r * ld + k] = 0;  // h0 is in the storage type: nothing left out
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
   auto* output = static_cast<scalar_t*>(p.output);
@@ -69,7 +73,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       const uint16_t* a_lane = w + (mt * 16 + (lane & 15)) * ld + (lane >> 4) * 8;
       float d[N_TILES][4] = {};
       warp_product<scalar_t, N_TILES>(
-          d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, k_begin,
+          d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, R * ld, k_begin,
           min(k_begin + per_split, k_tiles));
 #pragma unroll
       for (int n = 0; n < N_TILES; ++n) {
@@ -106,17 +110,17 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
         output[row * S + it.j] = scalar_t(0);
       }
       if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
-      const uint16_t bits = storage_bits<scalar_t>(h_own[m]);
+      const Word word = operand_word<scalar_t>(h_own[m]);
       if (tiling.tiles == 1) {
-        h[it.r * ld + it.j] = bits;
+        put_operand<scalar_t>(h, R * ld, it.r * ld + it.j, word);
       } else {
-        __stcg(reinterpret_cast<unsigned short*>(exchange) + ((t % 2) * B + it.b) * S + it.j, bits);
+        __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
       }
     }
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      gather_rows<R>(reinterpret_cast<unsigned short*>(h), ld,
-                     reinterpret_cast<const unsigned short*>(exchange) + (t % 2) * B * S, S, at.b0, B);
+      gather_rows<R>([&](int r, int k, Word word) { put_operand<scalar_t>(h, R * ld, r * ld + k, word); },
+                     exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }

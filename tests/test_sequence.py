@@ -576,9 +576,11 @@ def ran(kernels, name):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
-    """bfloat16 runs the persistent kernels on tensor cores, each direction; LLTM_JIT_TENSOR_CORES=0
-    gives its CUDA-core kernels back where those fit (at state 1024 they do not: the step path);
-    float16 and float32 never run on tensor cores."""
+    """The half types run the persistent kernels on tensor cores, each direction;
+    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1024 they
+    do not: the step path); float32 never runs on tensor cores. float16, whose operand takes two
+    parts, runs a batch of at most 8 on CUDA cores, and at state 1024 (its two parts past the
+    shared memory) the step path."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
 
@@ -587,7 +589,7 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
         return cuda_kernels(lambda: torch.autograd.grad(output.sum(), args[:3])) | cuda_kernels(
             lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
 
-    half = dtype == torch.bfloat16  # float16 keeps the CUDA-core kernels (src/tensor_core.cuh)
+    half = dtype == torch.bfloat16 or (dtype == torch.float16 and size[0] > 8 and size[2] < 1024)
     for allowed in (True, False):
         monkeypatch.setenv("LLTM_JIT_TENSOR_CORES", "1" if allowed else "0")
         names = kernels()
@@ -636,7 +638,7 @@ def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, d
 
 
 @requires_cuda
-@pytest.mark.parametrize("dtype", [torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES[1:], ids=lambda s: "x".join(map(str, s)))
 def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
     """The tensor-core kernels split over tiles and groups: over 256 steps our error against
@@ -669,7 +671,7 @@ def assert_low_precision_lengths(size, dtype, device):
 
 
 @requires_cuda
-@pytest.mark.parametrize("dtype", [torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
     """Lengths on tensor cores (assert_low_precision_lengths)."""
