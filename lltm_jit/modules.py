@@ -8,7 +8,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence
 
 from .checks import check_state_pair, check_tensors
 from .ops import lltm, lltm_sequence
@@ -247,7 +247,10 @@ class LLTMSequence(nn.Module):
         else:
             if lengths is not None:
                 raise ValueError(f"{self!r}: lengths must be None for a PackedSequence, which carries its own")
-            input, lengths = pad_packed_sequence(packed)  # in the caller's batch order
+            rows, lengths = _packed_rows(packed)
+            time, batch = len(packed.batch_sizes), len(lengths)
+            data = packed.data
+            input = data.new_zeros(time * batch, data.shape[1]).index_copy(0, rows, data).view(time, batch, -1)
         shape = input.shape
         batched = len(shape) == 3
         layout = "(batch, time, input_features)" if self.batch_first else "(time, batch, input_features)"
@@ -273,10 +276,7 @@ class LLTMSequence(nn.Module):
         output, h_n, c_n = self._layers(input, state, lengths)
 
         if packed is not None:
-            order = packed.sorted_indices
-            if order is not None:  # pack_padded_sequence wants the batch sorted by decreasing length
-                output, lengths = output.index_select(1, order), lengths[order.cpu()]
-            data = pack_padded_sequence(output, lengths).data
+            data = output.reshape(time * batch, -1).index_select(0, rows)
             output = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
         elif not batched:
             output, h_n, c_n = output[:, 0], h_n[:, 0], c_n[:, 0]
@@ -306,6 +306,24 @@ class LLTMSequence(nn.Module):
         if len(finals) == 1:  # a view, not stack's copy: one layer, one direction is the common case
             return input, finals[0][0][None], finals[0][1][None]
         return input, torch.stack([h for h, _ in finals]), torch.stack([c for _, c in finals])
+
+
+def _packed_rows(packed):
+    """Where each row of packed.data lies in the padded (time, batch) input, as t * batch + b with b
+    in the caller's order, on the data's device; and each sequence's length (batch,), on the CPU in
+    the caller's order. A gather each way then pads and packs, where nn.utils.rnn loops over the
+    steps with a copy each, whose launches bound a packed call on CUDA (benchmarks/NOTES.md,
+    "Session 13")."""
+    sizes = packed.batch_sizes  # (time,) on the CPU, non-increasing: the sequences running at t
+    batch = int(sizes[0])
+    steps = torch.repeat_interleave(torch.arange(len(sizes)), sizes)  # each row's t
+    ranks = torch.arange(len(steps)) - torch.repeat_interleave(sizes.cumsum(0) - sizes, sizes)  # its sorted b
+    lengths = (sizes[None, :] > torch.arange(batch)[:, None]).sum(1)  # by sorted position
+    device = packed.data.device
+    if packed.sorted_indices is None:
+        return (steps * batch + ranks).to(device), lengths
+    rows = steps.to(device) * batch + packed.sorted_indices[ranks.to(device)]
+    return rows, lengths[packed.unsorted_indices.cpu()]
 
 
 def _reversal_index(time, lengths, device):
