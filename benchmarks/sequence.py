@@ -130,49 +130,13 @@ class Case:
         return cls(size, dtype, module, input)
 
 
-def reversed_within(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-    """x (steps, batch, ...) with each sequence's first lengths[b] steps in reverse order and the
-    steps past them in place; all of them without lengths."""
-    if lengths is None:
-        return x.flip(0)
-    return torch.stack([torch.cat([x[:n, b].flip(0), x[n:, b]]) for b, n in enumerate(lengths.tolist())], dim=1)
-
-
-def reference_layers(module: nn.Module, input, state=None, *, step: Callable | None = None):
-    """An LLTMSequence's forward (with biases, without dropout) as Python loops over time, a layer
-    and direction at a time through lltm_jit.reference_lltm_sequence with `step` (the reference
-    step by default): input (steps, batch, input_features) or a PackedSequence; state None or
-    (h0, c0), each (layers * directions, batch, state_size). Returns output (steps, batch,
-    directions * state_size), zero past each sequence's length, and (h_n, c_n) as the module's.
-
-    Written apart from the module's own layering (a flip or gather per direction, one op call per
-    layer): a reference that shared it would agree with it when it is wrong.
-    """
-    from lltm_jit import reference_lltm, reference_lltm_sequence
-
-    lengths = None
-    if isinstance(input, PackedSequence):
-        input, lengths = pad_packed_sequence(input)
-    finals = []  # (h, c) of each layer and direction, in state's order
-    for layer in range(module.num_layers):
-        outputs = []
-        for suffix in ("", "_reverse")[:module.num_directions]:
-            initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
-            weights, bias = getattr(module, f"weights_l{layer}{suffix}"), getattr(module, f"bias_l{layer}{suffix}")
-            x = reversed_within(input, lengths) if suffix else input
-            output, final = reference_lltm_sequence(x, weights, bias, initial, lengths=lengths,
-                                                    step=step or reference_lltm)
-            outputs.append(reversed_within(output, lengths) if suffix else output)
-            finals.append(final)
-        input = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
-    return input, (torch.stack([h for h, _ in finals]), torch.stack([c for _, c in finals]))
-
-
 def check(sequence: Callable, case: Case) -> dict[str, float]:
     """Relative errors of output, h_n, c_n and the gradients of input, h0, c0 and every parameter
-    against reference_layers in float64, on fresh random inputs (packed as the case's) and
+    against reference_lltm_layers in float64, on fresh random inputs (packed as the case's) and
     initial state, the case's parameters, and random incoming gradients of all three results. A
     packed output is compared padded."""
+    from lltm_jit.reference import reference_lltm_layers
+
     m, size = case.module, case.size
     x = torch.randn_like(tensor_of(case.input)).requires_grad_()
     state_shape = (size.layers * size.directions, size.batch, size.state_size)
@@ -185,7 +149,7 @@ def check(sequence: Callable, case: Case) -> dict[str, float]:
     # The reference sees the very values the backend saw, so rounding the inputs is not counted.
     m64 = copy.deepcopy(m).double()
     x64, h64, c64 = (t.detach().double().requires_grad_() for t in (x, h0, c0))
-    output64, (h_n64, c_n64) = reference_layers(m64, shaped_as(case.input, x64), (h64, c64))
+    output64, (h_n64, c_n64) = reference_lltm_layers(m64, shaped_as(case.input, x64), (h64, c64))
     outputs64 = (output64, h_n64, c_n64)
     leaves64 = (x64, h64, c64, *m64.parameters())
     want = (*outputs64, *torch.autograd.grad(outputs64, leaves64, [g.double() for g in grads]))
@@ -326,13 +290,16 @@ def lltm_jit_step_kernels_runner(case: Case) -> Runner:
 def loop_runner(case: Case) -> Runner:
     """a Python loop over lltm_jit.lltm, the step op"""
     from lltm_jit import lltm
+    from lltm_jit.reference import reference_lltm_layers
 
-    return lltm_runner(case, lambda x, state: reference_layers(case.module, x, state, step=lltm))
+    return lltm_runner(case, lambda x, state: reference_lltm_layers(case.module, x, state, step=lltm))
 
 
 def eager_runner(case: Case) -> Runner:
     """a Python loop over the pure-PyTorch reference step, eager"""
-    return lltm_runner(case, lambda x, state: reference_layers(case.module, x, state))
+    from lltm_jit.reference import reference_lltm_layers
+
+    return lltm_runner(case, lambda x, state: reference_lltm_layers(case.module, x, state))
 
 
 def lstm_runner(case: Case) -> Runner:

@@ -2,6 +2,7 @@
 
 import torch
 import torch.nn.functional as F
+from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
 from .checks import check_sequence_types, check_tensors
 
@@ -47,3 +48,38 @@ def reference_lltm_sequence(input, weights, bias, state=None, *, lengths=None, b
             outputs.append(torch.where(runs, new_h, torch.zeros_like(new_h)))
     output = torch.stack(outputs) if outputs else input.new_empty(0, batch, h.shape[1])
     return (output.transpose(0, 1) if batch_first else output), (h, c)
+
+
+def reversed_within(x, lengths):
+    """x (time, batch, ...) with each sequence's first lengths[b] steps in reverse order and the
+    steps past them in place; all of time without lengths."""
+    if lengths is None:
+        return x.flip(0)
+    return torch.stack([torch.cat([x[:n, b].flip(0), x[n:, b]]) for b, n in enumerate(lengths.tolist())], dim=1)
+
+
+def reference_lltm_layers(module, input, state=None, *, step=reference_lltm):
+    """An LLTMSequence's forward (with biases, without dropout) as Python loops over time, a layer
+    and a direction at a time, through reference_lltm_sequence with `step`: input (time, batch,
+    input_features) or a PackedSequence; state None or (h0, c0), each (layers * directions, batch,
+    state_size). Returns output (time, batch, directions * state_size), zero past each sequence's
+    length, and (h_n, c_n) as the module's.
+
+    Written apart from the module's own layering (a gather per direction, one op call per layer):
+    a reference that shared it would agree with it where it is wrong.
+    """
+    lengths = None
+    if isinstance(input, PackedSequence):
+        input, lengths = pad_packed_sequence(input)
+    finals = []  # (h, c) of each layer and direction, in state's order
+    for layer in range(module.num_layers):
+        outputs = []
+        for suffix in ("", "_reverse")[:module.num_directions]:
+            initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
+            weights, bias = getattr(module, f"weights_l{layer}{suffix}"), getattr(module, f"bias_l{layer}{suffix}")
+            x = reversed_within(input, lengths) if suffix else input
+            output, final = reference_lltm_sequence(x, weights, bias, initial, lengths=lengths, step=step)
+            outputs.append(reversed_within(output, lengths) if suffix else output)
+            finals.append(final)
+        input = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
+    return input, (torch.stack([h for h, _ in finals]), torch.stack([c for _, c in finals]))

@@ -19,7 +19,7 @@ from benchmarks.sequence import (SEQUENCE, SequenceSize, floor_seconds, lltm_jit
                                  packed_lengths, padded)
 
 ROOT = Path(__file__).resolve().parents[1]
-from benchmarks.step import STEP, Size  # noqa: E402
+from benchmarks.step import Size  # noqa: E402
 from benchmarks.timing import MIN_ROUNDS, Machine, Settings, measure, percentiles  # noqa: E402
 
 

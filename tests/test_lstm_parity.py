@@ -12,6 +12,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 import lltm_jit
 from lltm_jit import reference_lltm_sequence
+from lltm_jit.reference import reversed_within
 
 FEATURES, STATE = 3, 5
 TIME, BATCH = 6, 5
@@ -55,14 +56,6 @@ def split_layers(module):
                              if re.search(own, name)})
         layers.append(one)
     return layers
-
-
-def reverse_within_lengths(x, lengths):
-    """x (time, batch, ...) with each sequence's first lengths[b] steps reversed, one by one."""
-    out = x.clone()
-    for b, n in enumerate(lengths):
-        out[:n, b] = x[:n, b].flip(0)
-    return out
 
 
 @pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
@@ -117,11 +110,11 @@ def test_bidirectional_is_two_one_way_passes(device, lengths):
     ours = outputs_and_gradients(lambda: module(x, (h0, c0), lengths_t), leaves)
 
     def two_passes():
-        m, full = module, [TIME] * BATCH if lengths is None else lengths
+        m = module
         forward, (h_f, c_f) = reference_lltm_sequence(x, m.weights_l0, m.bias_l0, (h0[0], c0[0]), lengths=lengths_t)
-        backward, (h_b, c_b) = reference_lltm_sequence(reverse_within_lengths(x, full), m.weights_l0_reverse,
+        backward, (h_b, c_b) = reference_lltm_sequence(reversed_within(x, lengths_t), m.weights_l0_reverse,
                                                        m.bias_l0_reverse, (h0[1], c0[1]), lengths=lengths_t)
-        output = torch.cat([forward, reverse_within_lengths(backward, full)], dim=2)
+        output = torch.cat([forward, reversed_within(backward, lengths_t)], dim=2)
         return output, (torch.stack([h_f, h_b]), torch.stack([c_f, c_b]))
 
     want = outputs_and_gradients(two_passes, leaves)
