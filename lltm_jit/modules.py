@@ -319,11 +319,13 @@ def _packed_rows(packed):
     steps = torch.repeat_interleave(torch.arange(len(sizes)), sizes)  # each row's t
     ranks = torch.arange(len(steps)) - torch.repeat_interleave(sizes.cumsum(0) - sizes, sizes)  # its sorted b
     lengths = (sizes[None, :] > torch.arange(batch)[:, None]).sum(1)  # by sorted position
-    device = packed.data.device
-    if packed.sorted_indices is None:
-        return (steps * batch + ranks).to(device), lengths
-    rows = steps.to(device) * batch + packed.sorted_indices[ranks.to(device)]
-    return rows, lengths[packed.unsorted_indices.cpu()]
+    if packed.sorted_indices is not None:  # the one wait for the device, as pad_packed_sequence's
+        order = packed.sorted_indices.cpu()
+        ranks = order[ranks]
+        lengths = torch.empty_like(lengths).index_copy_(0, order, lengths)
+    rows, device = steps * batch + ranks, packed.data.device
+    # From pinned memory the copy waits for nothing (the caching host allocator keeps it until done).
+    return (rows.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else rows), lengths
 
 
 def _reversal_index(time, lengths, device):
