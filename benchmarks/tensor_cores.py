@@ -19,8 +19,9 @@ from benchmarks.cases import random_arguments
 from benchmarks.step import flat_lstm
 from benchmarks.timing import dtype_name
 
-# (batch x features x state, dtype, T, mode): the float16 table (float16 keeps the CUDA-core
-# kernels for now, src/tensor_core.cuh: both columns then time them) and two bfloat16 rows.
+# (batch x features x state, dtype, T, mode): the float16 table (where float16 takes no
+# tensor-core kernel, src/sequence_persistent.cu, both columns time the same path) and two
+# bfloat16 rows.
 ROWS = [("128x512x512", torch.float16, 64, "fwd+bwd"), ("128x512x512", torch.float16, 64, "forward"),
         ("64x1024x1024", torch.float16, 64, "fwd+bwd"), ("8x256x512", torch.float16, 256, "fwd+bwd"),
         ("64x256x512", torch.bfloat16, 64, "fwd+bwd"), ("128x512x512", torch.bfloat16, 64, "fwd+bwd")]

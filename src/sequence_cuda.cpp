@@ -77,10 +77,7 @@ bool run_persistent(Params& p, const Tensor& like) {
   const Tensor workspace = bytes > 0 ? like.new_empty({static_cast<int64_t>(bytes)}, options) : Tensor();
   p.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
   const cudaError_t error = cuda::launch_persistent(p, dtype, c10::cuda::getCurrentCUDAStream());
-  if (error == cudaErrorCooperativeLaunchTooLarge) {
-    (void)cudaGetLastError();  // where cudaLaunchKernelEx said so: not sticky, and handled here
-    return false;
-  }
+  if (error == cudaErrorCooperativeLaunchTooLarge) return false;
   C10_CUDA_CHECK(error);
   return true;
 }

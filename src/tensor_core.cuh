@@ -15,9 +15,9 @@
 //   W_tile (3 width x S) h^T (S x R), the backward's share of d_h^T (S x R) = W_tile^T (S x 3 width)
 //   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is in the
 //   storage type: for bfloat16 rounded, as torch's half-type matmul and cuDNN round it; for float16
-//   in two parts, the value rounded and its rounding error rounded (hi + lo, two mma's each), so
-//   that the product sees about 22 bits of it, as the CUDA-core kernels' float operand. The cell
-//   state, the sums and the carried gradients stay in float.
+//   in two parts, the value rounded and its rounding error rounded (hi + lo, two mma's each): about
+//   22 bits of it where |v| is near 1, fewer below about 0.25, where the low part is a float16
+//   subnormal. The cell state, the sums and the carried gradients stay in float.
 // - a block has kTensorWarps warps; its work units are (16-row tile of the product's M, split of
 //   its reduction K): the splits' partial sums meet in shared memory where there are several.
 #pragma once
