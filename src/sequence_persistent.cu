@@ -22,14 +22,16 @@ constexpr int64_t kCudaCoreBatch = 8;
 
 template <typename scalar_t>
 Choice choose(const SequenceParams& p, bool forward) {
-  const Tiling cuda_cores = persistent_tiling<opmath_t<scalar_t>>(p, forward);
+  const auto cuda_cores = [&] { return persistent_tiling<opmath_t<scalar_t>>(p, forward); };
   if constexpr (has_tensor_cores<scalar_t>) {
-    const bool small = kOperandParts<scalar_t> == 2 && p.batch <= kCudaCoreBatch && cuda_cores.rows > 0;
-    if (p.tensor_cores && !small) {
+    if (p.tensor_cores) {
+      if (kOperandParts<scalar_t> == 2 && p.batch <= kCudaCoreBatch) {
+        if (const Tiling t = cuda_cores(); t.rows > 0) return {t, false};
+      }
       if (const Tiling t = tensor_core_tiling(p, forward, kOperandParts<scalar_t>); t.rows > 0) return {t, true};
     }
   }
-  return {cuda_cores, false};
+  return {cuda_cores(), false};
 }
 
 // f(tag, choice) with the scalar type's tag of `dtype` and the direction's choice.

@@ -30,9 +30,9 @@ constexpr int kTensorWarps = 16;
 constexpr int kTensorThreads = 32 * kTensorWarps;
 
 // Whether the storage type runs the tensor-core kernels (the half types), and in how many parts
-// their product's operand of R rows is carried. float16 in one part, the eager loop's rounding,
-// drifted past an eager loop's error over 256 steps at 40 x 8 x 512 on the H200, where bfloat16
-// did not (benchmarks/NOTES.md, "Tensor cores (session 11)").
+// their product's operand of R rows is carried: float16 in two, so that over long sequences its
+// error stays with the CUDA-core kernels' float operand rather than at an eager loop's own
+// rounding, which one part would give (benchmarks/NOTES.md, "Session 13").
 template <typename scalar_t>
 constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16> || std::is_same_v<scalar_t, c10::Half>;
 template <typename scalar_t>
