@@ -41,6 +41,8 @@ struct Tiling {
   int slices = 0;
   int tiles = 0;
   int width = 0;
+  int items = kItems;  // the most cells of the state a thread updates (the tensor-core kernels
+                       // take more where their blocks' rows and width need it)
   size_t shared_bytes = 0;
 };
 

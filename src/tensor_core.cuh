@@ -95,11 +95,13 @@ inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool
 }
 
 constexpr int kTensorMaxRows = 32;
+constexpr int kTensorMaxItems = 4;
 
 // The tiling of the least rough cost among those that fit: widths a multiple of 16 (the mma's m
 // in the forward, its k in the backward) for 1, 2, 4, ... tiles; for each the fewest rows (8, 16
 // or 32: the mma's n, once, twice or four times) that keep a group's blocks resident at once
-// where there are several tiles, and the splits of the reduction that shorten the warps' chains
+// where there are several tiles, with 2 cells of the state a thread (4 at 32 rows: a batch past
+// 16 rows a block at state 256), and the splits of the reduction that shorten the warps' chains
 // most within the shared memory. None (rows == 0) where nothing fits.
 inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int parts) {
   Tiling best;
@@ -114,7 +116,9 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int part
     for (t.rows = 8; t.rows <= kTensorMaxRows; t.rows *= 2) {
       if (t.tiles == 1 || t.tiles * ceil_div(p.batch, t.rows) <= p.multiprocessors) break;
     }
-    if (t.rows > kTensorMaxRows || t.rows * t.width > kItems * kTensorThreads) continue;
+    t.items = t.rows * t.width > kItems * kTensorThreads ? kTensorMaxItems : kItems;
+    if (t.rows > kTensorMaxRows || t.rows * t.width > t.items * kTensorThreads) continue;
+    if (t.items > kItems && t.rows < kTensorMaxRows) continue;  // instantiated at 32 rows only
     const TensorProduct f = tensor_product(p, t, forward);
     int64_t chosen_cost = 0;
     Tiling chosen;
@@ -259,6 +263,27 @@ struct FragmentAt {
 __device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
   const int lane = threadIdx.x;
   return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
+}
+
+// Launches the instantiation that the tiling's rows and items name: kernel_for(R, ITEMS), given
+// both as std::integral_constant, is that direction's kernel of storage type scalar_t. Four items
+// a thread only where 32 rows of a wide tile need them: they take registers that the others spend
+// on the product.
+template <typename scalar_t, typename Params, typename KernelFor>
+cudaError_t launch_tensor_core(const Params& p, const Tiling& tiling, cudaStream_t stream, KernelFor kernel_for) {
+  const dim3 block(32, kTensorWarps);
+  const auto go = [&](auto rows, auto items) {
+    return launch_persistent<scalar_t, decltype(rows)::value>(kernel_for(rows, items), p, tiling, stream, block);
+  };
+  using Two = std::integral_constant<int, kItems>;
+  switch (tiling.rows) {
+    case 8: return go(std::integral_constant<int, 8>{}, Two{});
+    case 16: return go(std::integral_constant<int, 16>{}, Two{});
+    case 32:
+      if (tiling.items == kTensorMaxItems) return go(std::integral_constant<int, 32>{}, std::integral_constant<int, kTensorMaxItems>{});
+      return go(std::integral_constant<int, 32>{}, Two{});
+    default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
+  }
 }
 
 template <typename scalar_t>

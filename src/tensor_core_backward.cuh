@@ -6,7 +6,7 @@
 
 namespace lltm::cuda {
 
-template <typename scalar_t, int R>
+template <typename scalar_t, int R, int ITEMS>
 __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(BackwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
@@ -33,13 +33,13 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
   }
   for (int i = thread; i < kParts * R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
-  Item items[kItems];
-  T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
-  StepInputs<T> in[kItems];
+  Item items[ITEMS];
+  T dh[ITEMS], dc[ITEMS], bias[ITEMS][3] = {};  // bias: the item's gate gradients summed over the steps
+  StepInputs<T> in[ITEMS];
   const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
   const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
 #pragma unroll
-  for (int m = 0; m < kItems; ++m) {
+  for (int m = 0; m < ITEMS; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
     dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
     dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
 #pragma unroll
-    for (int m = 0; m < kItems; ++m) {
+    for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
       if (!it.valid) continue;
       scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
 #pragma unroll
-    for (int m = 0; m < kItems; ++m) {
+    for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
       if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
       T total = T(0);
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     }
   }
 #pragma unroll
-  for (int m = 0; m < kItems; ++m) {
+  for (int m = 0; m < ITEMS; ++m) {
     const Item& it = items[m];
     if (!it.valid) continue;
     static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   for (int i = thread; i < R * M; i += threads) sums[i] = T(0);
   __syncthreads();
 #pragma unroll
-  for (int m = 0; m < kItems; ++m) {
+  for (int m = 0; m < ITEMS; ++m) {
     const Item& it = items[m];
     if (!it.valid) continue;
 #pragma unroll
@@ -176,17 +176,13 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   }
 }
 
-// Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
+// Launches the backward kernel of storage type scalar_t for the tiling's rows and items;
 // instantiated per dtype in tensor_core_backward_<dtype>.cu.
 template <typename scalar_t>
 cudaError_t launch_tensor_core_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  const dim3 block(32, kTensorWarps);
-  switch (tiling.rows) {
-    case 8: return launch_persistent<scalar_t, 8>(tensor_core_backward_kernel<scalar_t, 8>, p, tiling, stream, block);
-    case 16: return launch_persistent<scalar_t, 16>(tensor_core_backward_kernel<scalar_t, 16>, p, tiling, stream, block);
-    case 32: return launch_persistent<scalar_t, 32>(tensor_core_backward_kernel<scalar_t, 32>, p, tiling, stream, block);
-    default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
-  }
+  return launch_tensor_core<scalar_t>(p, tiling, stream, [](auto rows, auto items) {
+    return tensor_core_backward_kernel<scalar_t, decltype(rows)::value, decltype(items)::value>;
+  });
 }
 
 }  // namespace lltm::cuda

@@ -5,7 +5,7 @@
 
 namespace lltm::cuda {
 
-template <typename scalar_t, int R>
+template <typename scalar_t, int R, int ITEMS>
 __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(ForwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
@@ -41,10 +41,10 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   auto* output = static_cast<scalar_t*>(p.output);
   auto* cells = static_cast<scalar_t*>(p.cells);
   // Each item's state, and the input projection of the step at hand, loaded a step ahead.
-  Item items[kItems];
-  T c[kItems], h_own[kItems], x[kItems][3];
+  Item items[ITEMS];
+  T c[ITEMS], h_own[ITEMS], x[ITEMS][3];
 #pragma unroll
-  for (int m = 0; m < kItems; ++m) {
+  for (int m = 0; m < ITEMS; ++m) {
     const Item& it = items[m] = item_at<R>(p, tiling, at, m);
     c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
     h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
@@ -57,9 +57,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
   const int lane = threadIdx.x;
   for (int64_t t = 0; t < p.time; ++t) {
-    T next[kItems][3];
+    T next[ITEMS][3];
 #pragma unroll
-    for (int m = 0; m < kItems; ++m) {
+    for (int m = 0; m < ITEMS; ++m) {
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
         next[m][g] = items[m].valid && t + 1 < p.time
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     }
     __syncthreads();  // the partial sums are in; every warp has read h
 #pragma unroll
-    for (int m = 0; m < kItems; ++m) {
+    for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
       if (!it.valid) continue;
       T z[3];
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     __syncthreads();  // the new h is in
   }
 #pragma unroll
-  for (int m = 0; m < kItems; ++m) {
+  for (int m = 0; m < ITEMS; ++m) {
     const Item& it = items[m];
     if (!it.valid) continue;
     static_cast<scalar_t*>(p.h_n)[it.b * S + it.j] = scalar_t(h_own[m]);
@@ -133,17 +133,13 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   }
 }
 
-// Launches the forward kernel of storage type scalar_t with the tiling's rows per group;
+// Launches the forward kernel of storage type scalar_t for the tiling's rows and items;
 // instantiated per dtype in tensor_core_forward_<dtype>.cu.
 template <typename scalar_t>
 cudaError_t launch_tensor_core_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  const dim3 block(32, kTensorWarps);
-  switch (tiling.rows) {
-    case 8: return launch_persistent<scalar_t, 8>(tensor_core_forward_kernel<scalar_t, 8>, p, tiling, stream, block);
-    case 16: return launch_persistent<scalar_t, 16>(tensor_core_forward_kernel<scalar_t, 16>, p, tiling, stream, block);
-    case 32: return launch_persistent<scalar_t, 32>(tensor_core_forward_kernel<scalar_t, 32>, p, tiling, stream, block);
-    default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
-  }
+  return launch_tensor_core<scalar_t>(p, tiling, stream, [](auto rows, auto items) {
+    return tensor_core_forward_kernel<scalar_t, decltype(rows)::value, decltype(items)::value>;
+  });
 }
 
 }  // namespace lltm::cuda

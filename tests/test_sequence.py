@@ -556,8 +556,11 @@ def test_low_precision_long_sequence(device, dtype):
 
 # The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of rows,
 # short of 8), split over 20 tiles in two groups (the last short), groups of 16 rows with two splits
-# of the forward's reduction, and groups of 32 rows at a state the CUDA-core kernels do not hold.
-TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 320), (40, 8, 512), (64, 8, 1024)]
+# of the forward's reduction, groups of 32 rows at a state the CUDA-core kernels do not hold, and
+# 19 groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread,
+# at a batch the CUDA-core kernels do not hold.
+TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 320), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
+CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 
 
 def cuda_kernels(fn):
@@ -577,10 +580,10 @@ def ran(kernels, name):
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
     """The half types run the persistent kernels on tensor cores, each direction;
-    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1024 they
-    do not: the step path); float32 never runs on tensor cores. float16, whose operand takes two
-    parts, runs a batch of at most 8 on CUDA cores, and at state 1024 (its two parts past the
-    shared memory) the step path."""
+    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1024 and
+    at batch 600 they do not: the step path); float32 never runs on tensor cores. float16, whose
+    operand takes two parts, runs a batch of at most 8 on CUDA cores, and at state 1024 (its two
+    parts past the shared memory) the step path."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
 
@@ -595,7 +598,8 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
         names = kernels()
         for direction in ("forward", "backward"):
             assert ran(names, f"tensor_core_{direction}_kernel") == (half and allowed), (direction, names)
-            assert ran(names, f"persistent_{direction}_kernel") == (size[2] < 1024 and not (half and allowed)), names
+            cuda_cores = size in CUDA_CORES_HOLD and not (half and allowed)
+            assert ran(names, f"persistent_{direction}_kernel") == cuda_cores, names
 
 
 @requires_cuda
