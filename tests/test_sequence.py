@@ -555,11 +555,12 @@ def test_low_precision_long_sequence(device, dtype):
 
 
 # The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of rows,
-# short of 8), split over 20 tiles in two groups (the last short), groups of 16 rows with two splits
+# short of 8), split over 21 tiles in two groups (the last tile and group short, and a state that the
+# exchange moves a word at a time, not 16 bytes), groups of 16 rows with two splits
 # of the forward's reduction, groups of 32 rows at a state the CUDA-core kernels do not hold, and
 # 19 groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread,
 # at a batch the CUDA-core kernels do not hold.
-TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 320), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
+TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 
 
@@ -646,10 +647,12 @@ def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, d
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES[1:], ids=lambda s: "x".join(map(str, s)))
 def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
     """The tensor-core kernels split over tiles and groups: over 256 steps our error against
-    float64 is at most the eager loop's (as test_low_precision_long_sequence, two seeds)."""
+    float64 is at most the eager loop's (as test_low_precision_long_sequence), as a mean over four
+    seeds: at 600x8x256 every implementation's gradients are 20-40% off float64 there, and one
+    seed's ratio to eager's ranges 0.2-3 for the step path and the kernels alike."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
-    rows = precision.summary((256, *size), dtype, range(2), "cuda")
+    rows = precision.summary((256, *size), dtype, range(4), "cuda")
     for name, (ours, eager, _) in zip(NAMES, rows):
         assert ours <= eager, name
 
