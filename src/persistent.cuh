@@ -198,17 +198,18 @@ __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t
 
 // Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
 // multiprocessor's L1, which may hold an older copy), each element v of row r, column k given to
-// put(r, k, v); zeros past the batch. The loads of a round are all in flight together.
+// put(r, k, v); zeros past the batch. The loads of a round are all in flight together: up to 8,
+// or 4 of 16 bytes (registers the product needs).
 template <int R, typename T, typename Put>
 __device__ __forceinline__ void gather_rows(Put&& put, const T* from, int S, int64_t b0, int64_t B) {
-  constexpr int kInFlight = 8;
+  constexpr int kInFlight = sizeof(T) >= 16 ? 4 : 8;
   const int thread = thread_rank(), threads = block_threads();
   for (int first = thread; first < R * S; first += kInFlight * threads) {
     T v[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       const int i = first + u * threads, r = i / S;
-      v[u] = i < R * S && b0 + r < B ? __ldcg(from + (b0 + r) * S + i % S) : T(0);
+      v[u] = i < R * S && b0 + r < B ? __ldcg(from + (b0 + r) * S + i % S) : T{};
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {

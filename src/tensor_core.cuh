@@ -254,6 +254,32 @@ __device__ __forceinline__ void put_operand(uint16_t* operand, int part_stride, 
   }
 }
 
+// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange into the operand's
+// parts, 16 bytes a load where the state allows it (each row of words then starts 16-byte
+// aligned), a word at a time otherwise: a step's gather is then one round of loads from L2.
+template <typename scalar_t, int R>
+__device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const OperandWord<scalar_t>* from, int S,
+                                               int64_t b0, int64_t B) {
+  using Word = OperandWord<scalar_t>;
+  constexpr int kWords = 16 / sizeof(Word);
+  if (S % kWords != 0) {
+    gather_rows<R>([&](int r, int k, Word word) { put_operand<scalar_t>(operand, R * ld, r * ld + k, word); }, from,
+                   S, b0, B);
+    return;
+  }
+  const auto put = [&](int r, int chunk, uint4 v) {
+    uint16_t* at = operand + r * ld + chunk * kWords;
+    if constexpr (kOperandParts<scalar_t> == 1) {
+      *reinterpret_cast<uint4*>(at) = v;
+    } else {  // four words (hi | lo << 16): their hi halves to part 0, their lo halves to part 1
+      *reinterpret_cast<uint2*>(at) = make_uint2(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.z, v.w, 0x5410));
+      *reinterpret_cast<uint2*>(at + R * ld) =
+          make_uint2(__byte_perm(v.x, v.y, 0x7632), __byte_perm(v.z, v.w, 0x7632));
+    }
+  };
+  gather_rows<R>(put, reinterpret_cast<const uint4*>(from), S / kWords, b0, B);
+}
+
 // Where fragment element i of N tile n lies in the 16 x 8 N_TILES product: (m, n) with m = lane / 4
 // (+ 8 for i >= 2), n = 8 n + 2 (lane % 4) + i % 2.
 struct FragmentAt {

@@ -119,8 +119,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     }
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      gather_rows<R>([&](int r, int k, Word word) { put_operand<scalar_t>(h, R * ld, r * ld + k, word); },
-                     exchange + (t % 2) * B * S, S, at.b0, B);
+      gather_operand<scalar_t, R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }
