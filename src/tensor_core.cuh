@@ -306,7 +306,9 @@ cudaError_t launch_tensor_core(const Params& p, const Tiling& tiling, cudaStream
     case 8: return go(std::integral_constant<int, 8>{}, Two{});
     case 16: return go(std::integral_constant<int, 16>{}, Two{});
     case 32:
-      if (tiling.items == kTensorMaxItems) return go(std::integral_constant<int, 32>{}, std::integral_constant<int, kTensorMaxItems>{});
+      if (tiling.items == kTensorMaxItems) {
+        return go(std::integral_constant<int, 32>{}, std::integral_constant<int, kTensorMaxItems>{});
+      }
       return go(std::integral_constant<int, 32>{}, Two{});
     default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
   }
