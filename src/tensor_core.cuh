@@ -280,6 +280,38 @@ __device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const 
   gather_rows<R>(put, reinterpret_cast<const uint4*>(from), S / kWords, b0, B);
 }
 
+// The backward's d_h of each item that runs step t: the sum over the tiles, in order, of their
+// shares (`shares`: the step's [tiles][batch][state] of the exchange); the other items keep theirs.
+// The loads of every item for a run of tiles are in flight together, one round trip to L2 for
+// each run rather than one for each share (four items a thread at four tiles: one round, not 16).
+// The CUDA-core kernels keep a loop per item: 16 loads in flight spill their 8-row kernels, and
+// their items rarely hold more than one cell a thread where there are several tiles.
+template <int ITEMS, typename T>
+__device__ __forceinline__ void add_shares(T (&dh)[ITEMS], const Item (&items)[ITEMS], const T* shares, int tiles,
+                                           int64_t B, int64_t S, int64_t t) {
+  constexpr int kRun = 16 / ITEMS;  // 16 loads in flight
+  T total[ITEMS] = {};
+  for (int u0 = 0; u0 < tiles; u0 += kRun) {
+    T v[ITEMS][kRun];
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const bool runs = items[m].valid && t < items[m].length;
+      const T* at = shares + items[m].b * S + items[m].j;
+#pragma unroll
+      for (int q = 0; q < kRun; ++q) v[m][q] = runs && u0 + q < tiles ? __ldcg(at + (u0 + q) * B * S) : T(0);
+    }
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+#pragma unroll
+      for (int q = 0; q < kRun; ++q) total[m] += v[m][q];
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < ITEMS; ++m) {
+    if (items[m].valid && t < items[m].length) dh[m] = total[m];  // past the end h passes through unchanged
+  }
+}
+
 // Where fragment element i of N tile n lies in the 16 x 8 N_TILES product: (m, n) with m = lane / 4
 // (+ 8 for i >= 2), n = 8 n + 2 (lane % 4) + i % 2.
 struct FragmentAt {

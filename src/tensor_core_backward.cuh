@@ -116,19 +116,17 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
+    if (tiling.tiles > 1) {
+      add_shares(dh, items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
+    } else {
 #pragma unroll
-    for (int m = 0; m < ITEMS; ++m) {
-      const Item& it = items[m];
-      if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
-      T total = T(0);
-      if (tiling.tiles == 1) {
+      for (int m = 0; m < ITEMS; ++m) {
+        const Item& it = items[m];
+        if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
+        T total = T(0);
         for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
-      } else {
-        const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
-#pragma unroll 8
-        for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
+        dh[m] = total;
       }
-      dh[m] = total;
     }
   }
 #pragma unroll
