@@ -284,8 +284,7 @@ __device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const 
 // shares (`shares`: the step's [tiles][batch][state] of the exchange); the other items keep theirs.
 // The loads of every item for a run of tiles are in flight together, one round trip to L2 for
 // each run rather than one for each share (four items a thread at four tiles: one round, not 16).
-// The CUDA-core kernels keep a loop per item: 16 loads in flight spill their 8-row kernels, and
-// their items rarely hold more than one cell a thread where there are several tiles.
+// For the kernels of four items; those of two keep a loop per item (tensor_core_backward.cuh).
 template <int ITEMS, typename T>
 __device__ __forceinline__ void add_shares(T (&dh)[ITEMS], const Item (&items)[ITEMS], const T* shares, int tiles,
                                            int64_t B, int64_t S, int64_t t) {

@@ -116,15 +116,35 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
-    if (tiling.tiles > 1) {
-      add_shares(dh, items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
+    const auto from_partials = [&](const Item& it) {  // one tile: the splits' partial sums
+      T total = T(0);
+      for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
+      return total;
+    };
+    // Four items a thread take their shares in runs (add_shares); with two, where each thread
+    // rarely holds more than one item at several tiles, runs measured slower than a loop an item.
+    if constexpr (ITEMS == kTensorMaxItems) {
+      if (tiling.tiles > 1) {
+        add_shares(dh, items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
+      } else {
+#pragma unroll
+        for (int m = 0; m < ITEMS; ++m) {
+          if (items[m].valid && t < items[m].length) dh[m] = from_partials(items[m]);
+        }
+      }
     } else {
 #pragma unroll
       for (int m = 0; m < ITEMS; ++m) {
         const Item& it = items[m];
         if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
         T total = T(0);
-        for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
+        if (tiling.tiles == 1) {
+          total = from_partials(it);
+        } else {
+          const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
+#pragma unroll 8
+          for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
+        }
         dh[m] = total;
       }
     }
