@@ -1,8 +1,8 @@
 // The persistent sequence kernels on tensor cores, for half and bfloat16 storage: their tiling,
 // their fragments and the instructions that load and multiply them. The kernels are in
 // tensor_core_forward.cuh and tensor_core_backward.cuh, instantiated per dtype in files of their
-// own (tensor_core_<direction>_<dtype>.cu); sequence_persistent.cu chooses them over the CUDA-core
-// kernels of persistent_*.cuh where they fit.
+// own (tensor_core_<direction>_<dtype>.cu, and ..._<dtype>_wide.cu for four cells a thread);
+// sequence_persistent.cu chooses them over the CUDA-core kernels of persistent_*.cuh where they fit.
 //
 // The work is split as in persistent.cuh (a block runs every step of one group of R batch rows
 // for one tile of `width` state columns, the blocks of a group exchanging a vector a step through
@@ -322,32 +322,29 @@ __device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
   return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
 }
 
-// Launches the instantiation that the tiling's rows and items name: kernel_for(R, ITEMS), given
-// both as std::integral_constant, is that direction's kernel of storage type scalar_t. Four items
-// a thread only where 32 rows of a wide tile need them: they take registers that the others spend
-// on the product.
-template <typename scalar_t, typename Params, typename KernelFor>
-cudaError_t launch_tensor_core(const Params& p, const Tiling& tiling, cudaStream_t stream, KernelFor kernel_for) {
-  const dim3 block(32, kTensorWarps);
-  const auto go = [&](auto rows, auto items) {
-    return launch_persistent<scalar_t, decltype(rows)::value>(kernel_for(rows, items), p, tiling, stream, block);
-  };
-  using Two = std::integral_constant<int, kItems>;
+// Launches one instantiation of a direction's kernel, of storage type scalar_t with R rows a group
+// and ITEMS cells of the state a thread: defined in tensor_core_<direction>.cuh, instantiated per
+// dtype in tensor_core_<direction>_<dtype>.cu, those of four items in ..._<dtype>_wide.cu (so that
+// they compile beside the others rather than after them).
+template <typename scalar_t, int R, int ITEMS>
+cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
+template <typename scalar_t, int R, int ITEMS>
+cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
+
+// Launches the instantiation that the tiling's rows and items name. Four items a thread only where
+// 32 rows of a wide tile need them: they take registers that the others spend on the product.
+template <typename scalar_t, typename Params>
+cudaError_t launch_tensor_core_typed(const Params& p, const Tiling& tiling, cudaStream_t stream) {
   switch (tiling.rows) {
-    case 8: return go(std::integral_constant<int, 8>{}, Two{});
-    case 16: return go(std::integral_constant<int, 16>{}, Two{});
+    case 8: return launch_tensor_core_kernel<scalar_t, 8, kItems>(p, tiling, stream);
+    case 16: return launch_tensor_core_kernel<scalar_t, 16, kItems>(p, tiling, stream);
     case 32:
       if (tiling.items == kTensorMaxItems) {
-        return go(std::integral_constant<int, 32>{}, std::integral_constant<int, kTensorMaxItems>{});
+        return launch_tensor_core_kernel<scalar_t, 32, kTensorMaxItems>(p, tiling, stream);
       }
-      return go(std::integral_constant<int, 32>{}, Two{});
+      return launch_tensor_core_kernel<scalar_t, 32, kItems>(p, tiling, stream);
     default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
   }
 }
-
-template <typename scalar_t>
-cudaError_t launch_tensor_core_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
-template <typename scalar_t>
-cudaError_t launch_tensor_core_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -194,13 +194,10 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   }
 }
 
-// Launches the backward kernel of storage type scalar_t for the tiling's rows and items;
-// instantiated per dtype in tensor_core_backward_<dtype>.cu.
-template <typename scalar_t>
-cudaError_t launch_tensor_core_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  return launch_tensor_core<scalar_t>(p, tiling, stream, [](auto rows, auto items) {
-    return tensor_core_backward_kernel<scalar_t, decltype(rows)::value, decltype(items)::value>;
-  });
+template <typename scalar_t, int R, int ITEMS>
+cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
+  return launch_persistent<scalar_t, R>(tensor_core_backward_kernel<scalar_t, R, ITEMS>, p, tiling, stream,
+                                        dim3(32, kTensorWarps));
 }
 
 }  // namespace lltm::cuda

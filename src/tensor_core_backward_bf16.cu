@@ -1,5 +1,9 @@
-// The persistent backward kernels on tensor cores for c10::BFloat16 storage.
+// The persistent backward kernels on tensor cores for c10::BFloat16 storage, of two cells of the state a
+// thread (those of four: tensor_core_backward_bf16_wide.cu).
 #include "tensor_core_backward.cuh"
 
-template cudaError_t lltm::cuda::launch_tensor_core_typed<c10::BFloat16>(const BackwardParams&, const Tiling&,
-                                                                    cudaStream_t);
+namespace lltm::cuda {
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 8, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 16, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 32, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+}  // namespace lltm::cuda

@@ -1,4 +1,9 @@
-// The persistent backward kernels on tensor cores for c10::Half storage.
+// The persistent backward kernels on tensor cores for c10::Half storage, of two cells of the state a
+// thread (those of four: tensor_core_backward_f16_wide.cu).
 #include "tensor_core_backward.cuh"
 
-template cudaError_t lltm::cuda::launch_tensor_core_typed<c10::Half>(const BackwardParams&, const Tiling&, cudaStream_t);
+namespace lltm::cuda {
+template cudaError_t launch_tensor_core_kernel<c10::Half, 8, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::Half, 16, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::Half, 32, kItems>(const BackwardParams&, const Tiling&, cudaStream_t);
+}  // namespace lltm::cuda

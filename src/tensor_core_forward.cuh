@@ -132,13 +132,10 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   }
 }
 
-// Launches the forward kernel of storage type scalar_t for the tiling's rows and items;
-// instantiated per dtype in tensor_core_forward_<dtype>.cu.
-template <typename scalar_t>
-cudaError_t launch_tensor_core_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  return launch_tensor_core<scalar_t>(p, tiling, stream, [](auto rows, auto items) {
-    return tensor_core_forward_kernel<scalar_t, decltype(rows)::value, decltype(items)::value>;
-  });
+template <typename scalar_t, int R, int ITEMS>
+cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
+  return launch_persistent<scalar_t, R>(tensor_core_forward_kernel<scalar_t, R, ITEMS>, p, tiling, stream,
+                                        dim3(32, kTensorWarps));
 }
 
 }  // namespace lltm::cuda

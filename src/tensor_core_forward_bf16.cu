@@ -1,5 +1,9 @@
-// The persistent forward kernels on tensor cores for c10::BFloat16 storage.
+// The persistent forward kernels on tensor cores for c10::BFloat16 storage, of two cells of the state a
+// thread (those of four: tensor_core_forward_bf16_wide.cu).
 #include "tensor_core_forward.cuh"
 
-template cudaError_t lltm::cuda::launch_tensor_core_typed<c10::BFloat16>(const ForwardParams&, const Tiling&,
-                                                                    cudaStream_t);
+namespace lltm::cuda {
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 8, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 16, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 32, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+}  // namespace lltm::cuda

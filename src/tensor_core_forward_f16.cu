@@ -1,4 +1,9 @@
-// The persistent forward kernels on tensor cores for c10::Half storage.
+// The persistent forward kernels on tensor cores for c10::Half storage, of two cells of the state a
+// thread (those of four: tensor_core_forward_f16_wide.cu).
 #include "tensor_core_forward.cuh"
 
-template cudaError_t lltm::cuda::launch_tensor_core_typed<c10::Half>(const ForwardParams&, const Tiling&, cudaStream_t);
+namespace lltm::cuda {
+template cudaError_t launch_tensor_core_kernel<c10::Half, 8, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::Half, 16, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::Half, 32, kItems>(const ForwardParams&, const Tiling&, cudaStream_t);
+}  // namespace lltm::cuda
