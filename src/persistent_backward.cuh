@@ -21,6 +21,136 @@ __device__ __forceinline__ StepInputs<T> step_inputs(const BackwardParams& p, in
   return {{T(z[0]), T(z[S]), T(z[2 * S])}, c_prev, T(grad_output_at<scalar_t>(p, t, b, j))};
 }
 
+// A thread's cells of the state in a persistent backward, either family's: their items, the
+// gradients of h and of the cell state that they carry between steps (in float for the half
+// types), their gate gradients summed over the steps for d_bias, and the inputs of the step at
+// hand, loaded a step ahead.
+template <typename scalar_t, int ITEMS>
+struct BackwardCells {
+  using T = opmath_t<scalar_t>;
+  Item items[ITEMS];
+  T dh[ITEMS], dc[ITEMS], bias[ITEMS][3] = {};
+  StepInputs<T> in[ITEMS];
+
+  // The items of this thread in block `at`, from the gradients of h_n and c_n and the last step's
+  // inputs.
+  template <int R>
+  __device__ __forceinline__ void start(const BackwardParams& p, const Tiling& tiling, const Place& at, int S) {
+    const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
+    const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+      dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
+      dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
+      if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
+    }
+  }
+
+  // Step t of every cell: its gate gradients into gates[t] (p.gates, over the pre-activations) and,
+  // through put(item, g, gradient), into the block's operand of the product; the cell state's
+  // gradient carried back; step t - 1's inputs loaded.
+  template <typename Put>
+  __device__ __forceinline__ void step(const BackwardParams& p, scalar_t* gates, int64_t B, int S, int64_t t,
+                                       Put&& put) {
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
+      T d[3] = {T(0), T(0), T(0)};
+      if (t < it.length) {
+        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
+                                                            in[m].z[2], in[m].c_prev);
+        dc[m] = o.d_old_cell;
+        d[0] = o.d_input_gate;
+        d[1] = o.d_output_gate;
+        d[2] = o.d_candidate;
+      }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[g * S] = scalar_t(d[g]);
+        put(it, g, d[g]);
+        bias[m][g] += d[g];
+      }
+      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
+    }
+  }
+
+  // d_h of every cell that ran step t: where there is one tile, from_partials(item), the block's
+  // partial sums; else the sum over the tiles, in order, of their shares in the exchange
+  // ([2][tiles][batch][state], the half of the step's parity). Past a sequence's end h passes
+  // through unchanged.
+  template <typename FromPartials>
+  __device__ __forceinline__ void take_dh(int64_t t, int tiles, const T* exchange, int parity, int64_t B, int S,
+                                          FromPartials&& from_partials) {
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid || t >= it.length) continue;
+      T total = T(0);
+      if (tiles == 1) {
+        total = from_partials(it);
+      } else {
+        const T* shares = exchange + (parity * tiles * B + it.b) * S + it.j;
+#pragma unroll 8
+        for (int u = 0; u < tiles; ++u) total += __ldcg(shares + u * B * S);
+      }
+      dh[m] = total;
+    }
+  }
+
+  // The gradients of h0 and c0, after the first step.
+  __device__ __forceinline__ void finish(const BackwardParams& p, int S) const {
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
+      static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
+    }
+  }
+
+  // d_bias: the items' sums added up over the block's rows in `scratch` ((r * 3 + g) * W + c, W =
+  // tiling.width, R x 3 W, zeros where no item is: no thread may still read it), then over the
+  // groups of rows, in a fixed order, by the last block of the tile to finish.
+  template <int R>
+  __device__ __forceinline__ void sum_bias(const BackwardParams& p, const Tiling& tiling, const Place& at,
+                                           const Workspace<T>& ws, T* scratch, int S) const {
+    const int W = tiling.width, thread = thread_rank(), threads = block_threads();
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+#pragma unroll
+      for (int g = 0; g < 3; ++g) scratch[(it.r * 3 + g) * W + it.c] = bias[m][g];
+    }
+    __syncthreads();
+    auto* d_bias = static_cast<scalar_t*>(p.d_bias);
+    const int groups = gridDim.x / tiling.tiles;
+    for (int i = thread; i < 3 * W; i += threads) {
+      const int g = i / W, c = i % W, j = at.j0 + c;
+      if (j >= S) continue;
+      T total = T(0);
+#pragma unroll
+      for (int r = 0; r < R; ++r) total += scratch[(r * 3 + g) * W + c];
+      if (groups == 1) {
+        d_bias[g * S + j] = scalar_t(total);
+      } else {
+        __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
+      }
+    }
+    if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
+    for (int i = thread; i < 3 * W; i += threads) {
+      const int g = i / W, j = at.j0 + i % W;
+      if (j >= S) continue;
+      T total = T(0);
+      for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
+      d_bias[g * S + j] = scalar_t(total);
+    }
+  }
+};
+
 template <typename scalar_t, int R>
 __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel(BackwardParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
@@ -43,45 +173,14 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
         j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
   for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
-  Item items[kItems];
-  T dh[kItems], dc[kItems], bias[kItems][3] = {};  // bias: the item's gate gradients summed over the steps
-  StepInputs<T> in[kItems];
-  const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
-  const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
-#pragma unroll
-  for (int m = 0; m < kItems; ++m) {
-    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
-    dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
-    if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
-  }
+  BackwardCells<scalar_t, kItems> cells;
+  cells.template start<R>(p, tiling, at, S);
   auto* gates = static_cast<scalar_t*>(p.gates);
   const Share share = slice_share(3 * packs);
   const int k = threadIdx.x;
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
-#pragma unroll
-    for (int m = 0; m < kItems; ++m) {
-      const Item& it = items[m];
-      if (!it.valid) continue;
-      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
-      T d[3] = {T(0), T(0), T(0)};
-      if (t < it.length) {
-        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
-                                                            in[m].z[2], in[m].c_prev);
-        dc[m] = o.d_old_cell;
-        d[0] = o.d_input_gate;
-        d[1] = o.d_output_gate;
-        d[2] = o.d_candidate;
-      }
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        z[g * S] = scalar_t(d[g]);
-        dg[(it.r * 3 + g) * W + it.c] = d[g];
-        bias[m][g] += d[g];
-      }
-      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
-    }
+    cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) { dg[(it.r * 3 + g) * W + it.c] = d; });
     __syncthreads();  // the step's gate gradients are in shared memory
     if (k < S) {
       T sum[R] = {};
@@ -114,62 +213,16 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
-#pragma unroll
-    for (int m = 0; m < kItems; ++m) {
-      const Item& it = items[m];
-      if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
+    cells.take_dh(t, tiling.tiles, exchange, parity, B, S, [&](const Item& it) {
       T total = T(0);
-      if (tiling.tiles == 1) {
-        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
-      } else {
-        const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
-#pragma unroll 8
-        for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
-      }
-      dh[m] = total;
-    }
+      for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
+      return total;
+    });
   }
-#pragma unroll
-  for (int m = 0; m < kItems; ++m) {
-    const Item& it = items[m];
-    if (!it.valid) continue;
-    static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
-    static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
-  }
+  cells.finish(p, S);
   if (p.d_bias == nullptr) return;
-  // d_bias: the items' sums added up over the block's rows in dg (free now: the last step's
-  // reduction has read it, and where no item is it holds zeros), then over the groups of rows,
-  // in a fixed order, by the last block of the tile to finish.
-#pragma unroll
-  for (int m = 0; m < kItems; ++m) {
-    const Item& it = items[m];
-    if (!it.valid) continue;
-#pragma unroll
-    for (int g = 0; g < 3; ++g) dg[(it.r * 3 + g) * W + it.c] = bias[m][g];
-  }
-  __syncthreads();
-  auto* d_bias = static_cast<scalar_t*>(p.d_bias);
-  const int groups = gridDim.x / tiling.tiles;
-  for (int i = thread; i < 3 * W; i += threads) {
-    const int g = i / W, c = i % W, j = at.j0 + c;
-    if (j >= S) continue;
-    T total = T(0);
-#pragma unroll
-    for (int r = 0; r < R; ++r) total += dg[(r * 3 + g) * W + c];
-    if (groups == 1) {
-      d_bias[g * S + j] = scalar_t(total);
-    } else {
-      __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
-    }
-  }
-  if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
-  for (int i = thread; i < 3 * W; i += threads) {
-    const int g = i / W, j = at.j0 + i % W;
-    if (j >= S) continue;
-    T total = T(0);
-    for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
-    d_bias[g * S + j] = scalar_t(total);
-  }
+  // dg is free now (the last step's reduction has read it) and holds zeros where no item is.
+  cells.template sum_bias<R>(p, tiling, at, ws, dg, S);
 }
 
 // Launches the backward kernel of storage type scalar_t with the tiling's rows per group;

@@ -33,18 +33,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
   }
   for (int i = thread; i < kParts * R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
-  Item items[ITEMS];
-  T dh[ITEMS], dc[ITEMS], bias[ITEMS][3] = {};  // bias: the item's gate gradients summed over the steps
-  StepInputs<T> in[ITEMS];
-  const auto* grad_h_n = static_cast<const scalar_t*>(p.grad_h_n);
-  const auto* grad_c_n = static_cast<const scalar_t*>(p.grad_c_n);
-#pragma unroll
-  for (int m = 0; m < ITEMS; ++m) {
-    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
-    dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
-    if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
-  }
+  BackwardCells<scalar_t, ITEMS> cells;
+  cells.template start<R>(p, tiling, at, S);
   auto* gates = static_cast<scalar_t*>(p.gates);
   const TensorProduct f = tensor_product(p, tiling, false);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
@@ -53,28 +43,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const int lane = threadIdx.x;
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
-#pragma unroll
-    for (int m = 0; m < ITEMS; ++m) {
-      const Item& it = items[m];
-      if (!it.valid) continue;
-      scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
-      T d[3] = {T(0), T(0), T(0)};
-      if (t < it.length) {
-        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
-                                                            in[m].z[2], in[m].c_prev);
-        dc[m] = o.d_old_cell;
-        d[0] = o.d_input_gate;
-        d[1] = o.d_output_gate;
-        d[2] = o.d_candidate;
-      }
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        z[g * S] = scalar_t(d[g]);
-        put_operand<scalar_t>(dg, R * dg_ld, it.r * dg_ld + g * W + it.c, operand_word<scalar_t>(d[g]));
-        bias[m][g] += d[g];
-      }
-      if (t > 0) in[m] = step_inputs<scalar_t>(p, t - 1, it.b, it.j);
-    }
+    cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) {
+      put_operand<scalar_t>(dg, R * dg_ld, it.r * dg_ld + g * W + it.c, operand_word<scalar_t>(d));
+    });
     __syncthreads();  // the step's gate gradients are in shared memory
     const int parity = static_cast<int>(t % 2);
     T* share_out = exchange + (parity * tiling.tiles + at.tile) * B * S;
@@ -125,73 +96,25 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     // rarely holds more than one item at several tiles, runs measured slower than a loop an item.
     if constexpr (ITEMS == kTensorMaxItems) {
       if (tiling.tiles > 1) {
-        add_shares(dh, items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
+        add_shares(cells.dh, cells.items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
       } else {
 #pragma unroll
         for (int m = 0; m < ITEMS; ++m) {
-          if (items[m].valid && t < items[m].length) dh[m] = from_partials(items[m]);
+          if (cells.items[m].valid && t < cells.items[m].length) cells.dh[m] = from_partials(cells.items[m]);
         }
       }
     } else {
-#pragma unroll
-      for (int m = 0; m < ITEMS; ++m) {
-        const Item& it = items[m];
-        if (!it.valid || t >= it.length) continue;  // past the end h passes through unchanged
-        T total = T(0);
-        if (tiling.tiles == 1) {
-          total = from_partials(it);
-        } else {
-          const T* shares = exchange + (parity * tiling.tiles * B + it.b) * S + it.j;
-#pragma unroll 8
-          for (int u = 0; u < tiling.tiles; ++u) total += __ldcg(shares + u * B * S);
-        }
-        dh[m] = total;
-      }
+      cells.take_dh(t, tiling.tiles, exchange, parity, B, S, from_partials);
     }
   }
-#pragma unroll
-  for (int m = 0; m < ITEMS; ++m) {
-    const Item& it = items[m];
-    if (!it.valid) continue;
-    static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
-    static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
-  }
+  cells.finish(p, S);
   if (p.d_bias == nullptr) return;
-  // d_bias as in persistent_backward.cuh, the items' sums added up over the block's rows in float
-  // scratch where W_h was (every warp has read it: the last step's product is behind a barrier).
-  T* sums = reinterpret_cast<T*>(shared);  // sums[(r * 3 + g) * W + c]
+  // The items' sums go through float scratch where W_h was (every warp has read it: the last
+  // step's product is behind a barrier), zeroed first where no item writes.
+  T* sums = reinterpret_cast<T*>(shared);
   for (int i = thread; i < R * M; i += threads) sums[i] = T(0);
   __syncthreads();
-#pragma unroll
-  for (int m = 0; m < ITEMS; ++m) {
-    const Item& it = items[m];
-    if (!it.valid) continue;
-#pragma unroll
-    for (int g = 0; g < 3; ++g) sums[(it.r * 3 + g) * W + it.c] = bias[m][g];
-  }
-  __syncthreads();
-  auto* d_bias = static_cast<scalar_t*>(p.d_bias);
-  const int groups = gridDim.x / tiling.tiles;
-  for (int i = thread; i < M; i += threads) {
-    const int g = i / W, c = i % W, j = at.j0 + c;
-    if (j >= S) continue;
-    T total = T(0);
-#pragma unroll
-    for (int r = 0; r < R; ++r) total += sums[(r * 3 + g) * W + c];
-    if (groups == 1) {
-      d_bias[g * S + j] = scalar_t(total);
-    } else {
-      __stcg(ws.bias_sums + (int64_t{at.group} * 3 + g) * S + j, total);
-    }
-  }
-  if (groups == 1 || !last_to_arrive(ws.tickets + at.tile, groups)) return;
-  for (int i = thread; i < M; i += threads) {
-    const int g = i / W, j = at.j0 + i % W;
-    if (j >= S) continue;
-    T total = T(0);
-    for (int u = 0; u < groups; ++u) total += __ldcg(ws.bias_sums + (int64_t{u} * 3 + g) * S + j);
-    d_bias[g * S + j] = scalar_t(total);
-  }
+  cells.template sum_bias<R>(p, tiling, at, ws, sums, S);
 }
 
 template <typename scalar_t, int R, int ITEMS>
