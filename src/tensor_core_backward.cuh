@@ -94,14 +94,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     };
     // Four items a thread take their shares in runs (add_shares); with two, where each thread
     // rarely holds more than one item at several tiles, runs measured slower than a loop an item.
+    // (The one-tile call names its tile count, so that the loop over shares compiles away.)
     if constexpr (ITEMS == kTensorMaxItems) {
       if (tiling.tiles > 1) {
         add_shares(cells.dh, cells.items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
       } else {
-#pragma unroll
-        for (int m = 0; m < ITEMS; ++m) {
-          if (cells.items[m].valid && t < cells.items[m].length) cells.dh[m] = from_partials(cells.items[m]);
-        }
+        cells.take_dh(t, 1, exchange, parity, B, S, from_partials);
       }
     } else {
       cells.take_dh(t, tiling.tiles, exchange, parity, B, S, from_partials);
