@@ -554,12 +554,12 @@ def test_low_precision_long_sequence(device, dtype):
         assert ours <= eager, name
 
 
-# The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of rows,
-# short of 8), split over 21 tiles in two groups (the last tile and group short, and a state that the
-# exchange moves a word at a time, not 16 bytes), groups of 16 rows with two splits
-# of the forward's reduction, groups of 32 rows at a state the CUDA-core kernels do not hold, and
-# 19 groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread,
-# at a batch the CUDA-core kernels do not hold.
+# The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of
+# rows, short of 8); split over 21 tiles in two groups (the last tile and group short, and a state
+# that the exchange moves a word at a time, not 16 bytes); groups of 16 rows with two splits of the
+# forward's reduction; groups of 32 rows at a state the CUDA-core kernels do not hold; and 19
+# groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread, at
+# a batch the CUDA-core kernels do not hold.
 TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 
