@@ -196,6 +196,21 @@ __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t
   return {r, c, b, j, !valid ? 0 : p.lengths ? p.lengths[b] : p.time, valid};
 }
 
+// Each item's pair of final values, first[m] and second[m] in float, stored in the storage type
+// at its (row, column) of two (batch, S) tensors: h_n and c_n after a forward, the gradients of h0
+// and c0 after a backward.
+template <typename scalar_t, int ITEMS, typename T>
+__device__ __forceinline__ void store_items(const Item (&items)[ITEMS], const T (&first)[ITEMS],
+                                            const T (&second)[ITEMS], void* first_out, void* second_out, int S) {
+#pragma unroll
+  for (int m = 0; m < ITEMS; ++m) {
+    const Item& it = items[m];
+    if (!it.valid) continue;
+    static_cast<scalar_t*>(first_out)[it.b * S + it.j] = scalar_t(first[m]);
+    static_cast<scalar_t*>(second_out)[it.b * S + it.j] = scalar_t(second[m]);
+  }
+}
+
 // Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
 // multiprocessor's L1, which may hold an older copy), each element v of row r, column k given to
 // put(r, k, v); zeros past the batch. The loads of a round are all in flight together: up to 8,

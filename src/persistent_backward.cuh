@@ -102,13 +102,7 @@ struct BackwardCells {
 
   // The gradients of h0 and c0, after the first step.
   __device__ __forceinline__ void finish(const BackwardParams& p, int S) const {
-#pragma unroll
-    for (int m = 0; m < ITEMS; ++m) {
-      const Item& it = items[m];
-      if (!it.valid) continue;
-      static_cast<scalar_t*>(p.d_h)[it.b * S + it.j] = scalar_t(dh[m]);
-      static_cast<scalar_t*>(p.d_c)[it.b * S + it.j] = scalar_t(dc[m]);
-    }
+    store_items<scalar_t>(items, dh, dc, p.d_h, p.d_c, S);
   }
 
   // d_bias: the items' sums added up over the block's rows in `scratch` ((r * 3 + g) * W + c, W =

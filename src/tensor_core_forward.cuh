@@ -123,13 +123,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     }
     __syncthreads();  // the new h is in
   }
-#pragma unroll
-  for (int m = 0; m < ITEMS; ++m) {
-    const Item& it = items[m];
-    if (!it.valid) continue;
-    static_cast<scalar_t*>(p.h_n)[it.b * S + it.j] = scalar_t(h_own[m]);
-    static_cast<scalar_t*>(p.c_n)[it.b * S + it.j] = scalar_t(c[m]);
-  }
+  store_items<scalar_t>(items, h_own, c, p.h_n, p.c_n, S);
 }
 
 template <typename scalar_t, int R, int ITEMS>
