@@ -21,19 +21,20 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-UNITS = "for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {"
+UNITS = "for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {"  # the backward's
+UNIT = "const bool unit = u < m_tiles * splits;"  # the forward's
 WAIT = re.compile(r"arrive_and_wait\(arrivals, [^;]*\);")
 GATHER = re.compile(r"gather_(?:rows|operand)<[^;]*;", re.S)
 
 
 def left_out(stage: str, forward: str, backward: str) -> tuple[str, str]:
     """The two kernel headers' text with `stage` left out."""
-    for text in (forward, backward):
-        assert UNITS in text and WAIT.search(text), "the kernels changed: update benchmarks/stages.py"
-    assert GATHER.search(forward), "the forward's gather changed: update benchmarks/stages.py"
+    changed = "the kernels changed: update benchmarks/stages.py"
+    assert UNIT in forward and UNITS in backward and GATHER.search(forward), changed
+    assert all(WAIT.search(text) for text in (forward, backward)), changed
     if stage == "product":
-        no_units = UNITS.replace("u < m_tiles * splits", "u < 0")
-        return forward.replace(UNITS, no_units), backward.replace(UNITS, no_units)
+        return forward.replace(UNIT, UNIT.replace("u < m_tiles * splits", "false")), backward.replace(
+            UNITS, UNITS.replace("u < m_tiles * splits", "u < 0"))
     if stage == "gather":
         return GATHER.sub("", forward), backward
     if stage == "barrier":

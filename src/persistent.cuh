@@ -43,6 +43,8 @@ struct Tiling {
   int width = 0;
   int items = kItems;  // the most cells of the state a thread updates (the tensor-core kernels
                        // take more where their blocks' rows and width need it)
+  bool partials_over_operand = false;  // the tensor-core forward's partial sums share the shared
+                                       // memory of the product's operand (where both do not fit)
   size_t shared_bytes = 0;
 };
 

@@ -66,11 +66,14 @@ LLTM_HD bool tensor_partials_in_shared(const Tiling& t, bool forward) {
 
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
 // the end), the product's operand of R rows in the storage type (`parts` of it), the partial sums
-// in float.
+// in float (in the forward, where t.partials_over_operand, in the operand's place).
 inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward, int parts) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
   const int64_t w = 2 * M * ld;
-  if (forward) return w + 2 * parts * R * ld + 4 * t.slices * R * tensor_partial_ld(M);
+  if (forward) {
+    const int64_t operand = 2 * parts * R * ld, partials = 4 * t.slices * R * tensor_partial_ld(M);
+    return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials);
+  }
   const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
   return std::max(w, 4 * R * M) + 2 * parts * R * tensor_operand_ld(M) + partials;
 }
@@ -91,7 +94,8 @@ inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool
   const int64_t sums = tensor_partials_in_shared(t, forward)
                            ? t.slices * (forward ? 3 : 1) * ceil_div(t.rows * t.width, kTensorThreads) * 8
                            : 0;
-  return reads + chain + exchange + sums;
+  const int64_t overlay = t.partials_over_operand ? 200 : 0;  // one more block barrier
+  return reads + chain + exchange + sums + overlay;
 }
 
 constexpr int kTensorMaxRows = 32;
@@ -102,7 +106,10 @@ constexpr int kTensorMaxItems = 4;
 // or 32: the mma's n, once, twice or four times) that keep a group's blocks resident at once
 // where there are several tiles, with 2 cells of the state a thread (4 at 32 rows: a batch past
 // 16 rows a block at state 256), and the splits of the reduction that shorten the warps' chains
-// most within the shared memory. None (rows == 0) where nothing fits.
+// most within the shared memory. Where the forward's operand and partial sums do not both fit (a
+// float16 state near 1024 at 32 rows), the sums take the operand's place, at most one unit a warp
+// (the kernel stores them once every warp has read the operand). None (rows == 0) where nothing
+// fits.
 inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int parts) {
   Tiling best;
   int64_t best_cost = 0;
@@ -123,7 +130,13 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int part
     int64_t chosen_cost = 0;
     Tiling chosen;
     for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
+      t.partials_over_operand = false;
       t.shared_bytes = tensor_shared_bytes(p, t, forward, parts);
+      if (t.shared_bytes > p.shared_memory_per_block && forward && t.tiles > 1 &&
+          f.m_tiles * t.slices <= kTensorWarps) {
+        t.partials_over_operand = true;
+        t.shared_bytes = tensor_shared_bytes(p, t, forward, parts);
+      }
       if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
       const int64_t cost = tensor_step_cycles(p, t, forward, parts);
       if (chosen.rows == 0 || cost < chosen_cost) {

@@ -18,7 +18,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
   constexpr int kParts = kOperandParts<scalar_t>;
   uint16_t* h = w + M * ld;  // h[part * R * ld + r * ld + k]: operand_word's parts of h
-  T* partial = reinterpret_cast<T*>(h + kParts * R * ld);  // partial[(s * R + r) * partial_ld + g * W + c]
+  // partial[(s * R + r) * partial_ld + g * W + c], past the operand or over it
+  T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + kParts * R * ld);
   const Workspace<T> ws = workspace<T>(p, tiling);
   using Word = OperandWord<scalar_t>;
   static_assert(sizeof(Word) <= sizeof(T));
@@ -67,14 +68,20 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
                          : T(0);
       }
     }
-    // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state.
-    for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {
-      const int mt = u % m_tiles, s = u / m_tiles, k_begin = s * per_split;
+    // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state,
+    // in rounds of a unit a warp (one round where the partial sums overlay the operand).
+    for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
+      const int u = round + threadIdx.y, mt = u % m_tiles, s = u / m_tiles, k_begin = s * per_split;
+      const bool unit = u < m_tiles * splits;
       const uint16_t* a_lane = w + (mt * 16 + (lane & 15)) * ld + (lane >> 4) * 8;
       float d[N_TILES][4] = {};
-      warp_product<scalar_t, N_TILES>(
-          d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, R * ld, k_begin,
-          min(k_begin + per_split, k_tiles));
+      if (unit) {
+        warp_product<scalar_t, N_TILES>(
+            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, R * ld, k_begin,
+            min(k_begin + per_split, k_tiles));
+      }
+      if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
+      if (!unit) continue;
 #pragma unroll
       for (int n = 0; n < N_TILES; ++n) {
 #pragma unroll
