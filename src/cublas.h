@@ -54,6 +54,10 @@ inline const Api* api() {
 
 inline bool available() { return api() != nullptr; }
 
+// torch's handle for this thread, set to the current stream and given torch's workspace for it
+// (allocated on the first call for a stream).
+inline void* handle() { return api()->handle_setup ? api()->handle_setup(/*setup=*/true) : api()->handle(); }
+
 inline cudaDataType data_type(at::ScalarType dtype) {
   return dtype == at::kDouble  ? CUDA_R_64F
          : dtype == at::kFloat ? CUDA_R_32F
@@ -72,8 +76,7 @@ inline void gemm_accumulate(at::ScalarType dtype, at::ScalarType c_dtype, Op tra
   const int compute = dtype == at::kDouble                                              ? kCompute64F
                       : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
                                                                                       : kCompute32F;
-  void* handle = api()->handle_setup ? api()->handle_setup(/*setup=*/true) : api()->handle();
-  const int status = api()->gemm(handle, transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
+  const int status = api()->gemm(handle(), transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
                                  ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
 }

@@ -14,6 +14,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 namespace lltm {
 namespace {
@@ -103,6 +107,82 @@ void accumulate_product(const Tensor& out, const Tensor& a, const Tensor& b) {
                           a.const_data_ptr(), a.stride(0), out.data_ptr(), out.stride(0));
 }
 
+// LLTM_JIT_STEP_GRAPHS=0 launches the step path's steps one by one rather than as a CUDA graph
+// (for tests and A/B timing of the two; read at each call).
+bool step_graphs_allowed() {
+  const char* choice = std::getenv("LLTM_JIT_STEP_GRAPHS");
+  return !(choice && std::strcmp(choice, "0") == 0);
+}
+
+// The step path's loop as one CUDA graph: a stream capture records its launches (each step a
+// cuBLAS product, which may take two kernels, and our step kernel), and the graph runs them at
+// the cost of one launch, where launching each costs the host more than the device's work at
+// these sizes (benchmarks/NOTES.md, "Session 15"). A thread keeps the last executable graph of
+// each direction and device, and updates it in place where the next call records the same nodes
+// (same sizes, other pointers), which costs less than instantiating one. The capture runs on a
+// stream of its own, which no other thread's work can join (torch's default stream, the legacy
+// one, cannot be captured at all); the graph then runs on the caller's stream.
+class StepGraph {
+ public:
+  StepGraph() = default;
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  ~StepGraph() {  // at the thread's end; errors once the process is tearing CUDA down do not matter
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    if (capture_ != nullptr) cudaStreamDestroy(capture_);
+  }
+
+  // steps(stream) enqueues the loop on `stream`, which is also the current stream meanwhile.
+  template <typename Steps>
+  void run(c10::cuda::CUDAStream stream, Steps&& steps) {
+    if (capture_ == nullptr) C10_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_, cudaStreamNonBlocking));
+    const c10::cuda::CUDAStreamGuard current(c10::cuda::getStreamFromExternal(capture_, stream.device_index()));
+    cublas::handle();  // allocates torch's cuBLAS workspace for this stream now, not in the capture
+    // Relaxed: whatever the loop calls (a lazily loaded kernel's module, an allocation) is allowed.
+    C10_CUDA_CHECK(cudaStreamBeginCapture(capture_, cudaStreamCaptureModeRelaxed));
+    cudaGraph_t recorded = nullptr;
+    try {
+      steps(capture_);
+    } catch (...) {
+      if (cudaStreamEndCapture(capture_, &recorded) == cudaSuccess && recorded != nullptr) cudaGraphDestroy(recorded);
+      (void)cudaGetLastError();
+      throw;
+    }
+    C10_CUDA_CHECK(cudaStreamEndCapture(capture_, &recorded));
+    const std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)> graph(recorded,
+                                                                                               cudaGraphDestroy);
+    cudaGraphExecUpdateResultInfo info;
+    if (exec_ == nullptr || cudaGraphExecUpdate(exec_, graph.get(), &info) != cudaSuccess) {
+      (void)cudaGetLastError();  // other nodes than last time: instantiate anew
+      if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+      exec_ = nullptr;
+      C10_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph.get(), 0));
+    }
+    C10_CUDA_CHECK(cudaGraphLaunch(exec_, stream.stream()));
+  }
+
+ private:
+  cudaStream_t capture_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Runs steps(stream) for the step path of a direction: as a StepGraph where cuBLAS is loaded
+// (ATen's products, the fallback, allocate) and the caller's stream is not being captured
+// already; there (a CUDA graph of the caller's, torch.compile's cudagraphs) the steps join that
+// capture as they are.
+template <typename Steps>
+void run_steps(bool forward, Steps&& steps) {
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream.stream(), &capture));
+  if (!cublas::available() || !step_graphs_allowed() || capture != cudaStreamCaptureStatusNone) {
+    steps(stream.stream());
+    return;
+  }
+  thread_local std::map<std::pair<bool, int>, StepGraph> graphs;
+  graphs[{forward, stream.device_index()}].run(stream, steps);
+}
+
 // Steps' rows of input projection that one product of the step path's forward makes, in the
 // half types (float32 and float64 project every step at once, into gates).
 constexpr int64_t kProjectionRows = 2048;
@@ -116,7 +196,6 @@ void cuda_forward(ForwardRecurrence& r) {
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
-  const auto stream = c10::cuda::getCurrentCUDAStream();
   // The step path sums the pre-activations in the opmath type: in gates itself for float32 and
   // float64, for the half types in a float buffer of a few steps, which one product at a time fills
   // with those steps' input projection (the whole sequence's would double the forward's memory).
@@ -136,23 +215,25 @@ void cuda_forward(ForwardRecurrence& r) {
   Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
   const Tensor h_buffers[2] = {h.new_empty(h.sizes()), h.new_empty(h.sizes())};
   const Tensor c_buffers[2] = {c.new_empty(c.sizes()), c.new_empty(c.sizes())};
-  for (int64_t t = 0; t < T; ++t) {
-    if (!in_gates && t % chunk == 0) {
-      const int64_t steps = std::min(chunk, T - t);
-      const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
-      rows.copy_(r.bias.expand({steps * B, 3 * S}));
-      accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
+  run_steps(/*forward=*/true, [&](cudaStream_t stream) {
+    for (int64_t t = 0; t < T; ++t) {
+      if (!in_gates && t % chunk == 0) {
+        const int64_t steps = std::min(chunk, T - t);
+        const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
+        rows.copy_(r.bias.expand({steps * B, 3 * S}));
+        accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
+      }
+      const Tensor pre_t = pre.select(0, t % chunk);
+      accumulate_product(pre_t, h, w_h);
+      const Tensor& h_next = h_buffers[t % 2];
+      const Tensor& c_next = c_buffers[t % 2];
+      const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(),
+                                  h_next.data_ptr(), c_next.data_ptr()};
+      C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
+      h = h_next;
+      c = c_next;
     }
-    const Tensor pre_t = pre.select(0, t % chunk);
-    accumulate_product(pre_t, h, w_h);
-    const Tensor& h_next = h_buffers[t % 2];
-    const Tensor& c_next = c_buffers[t % 2];
-    const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
-                                c_next.data_ptr()};
-    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
-    h = h_next;
-    c = c_next;
-  }
+  });
   r.h_n.copy_(h);
   r.c_n.copy_(c);
 }
@@ -170,7 +251,6 @@ void cuda_backward(BackwardRecurrence& r) {
   p.d_h = r.d_h.data_ptr();
   p.d_c = r.d_c.data_ptr();
   const auto dtype = r.gates.scalar_type();
-  const auto stream = c10::cuda::getCurrentCUDAStream();
   if (use_persistent(p, dtype)) {
     // The kernel sums the bias gradient as it goes: no pass over the gate gradients after it.
     if (r.d_bias.defined()) p.d_bias = r.d_bias.data_ptr();
@@ -183,10 +263,13 @@ void cuda_backward(BackwardRecurrence& r) {
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
-  for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
-    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
-    accumulate_product(d_h, r.gates.select(0, t), w_h_t);
-  }
+  run_steps(/*forward=*/false, [&](cudaStream_t stream) {
+    for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
+      C10_CUDA_CHECK(
+          cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
+      accumulate_product(d_h, r.gates.select(0, t), w_h_t);
+    }
+  });
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);
 }

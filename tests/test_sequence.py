@@ -1,5 +1,6 @@
 """The sequence operator and module against a Python loop over the reference cell."""
 
+import collections
 import ctypes
 import functools
 import itertools
@@ -615,6 +616,61 @@ def test_step_path_products_call_cublas_directly(dtype, monkeypatch):
     calls = aten_calls(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
     calls += aten_calls(lambda: torch.autograd.grad(output.sum() + c_n.sum(), args))
     assert calls["aten::addmm_"] + calls["aten::addmm"] <= 2, calls
+
+
+def runtime_calls(fn):
+    """How many times fn called each CUDA runtime function (names as "cudaGraphLaunch")."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return collections.Counter(event.name for event in prof.events())
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=str)
+def test_step_path_runs_as_one_graph_each_way(dtype, monkeypatch):
+    """The step path's loop runs as one CUDA graph each way (one cudaGraphLaunch a direction),
+    from torch's default stream and from a side stream alike; LLTM_JIT_STEP_GRAPHS=0 launches the
+    steps one by one. Both match the reference, and each other in float64, also after a call of
+    other sizes (whose graph replaces the kept one, then is replaced in turn)."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    for i, size in enumerate([(9, 3, 4, 6), (5, 2, 3, 10), (9, 3, 4, 6)]):
+        args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(*size, device="cuda", seed=19 + i)]
+        torch.cuda.synchronize()  # the side stream's calls read them
+        results = {}
+        for graphs in ("1", "0"):
+            monkeypatch.setenv("LLTM_JIT_STEP_GRAPHS", graphs)
+            with torch.cuda.stream(torch.cuda.Stream() if i == 1 else torch.cuda.current_stream()):
+                calls = runtime_calls(lambda: results.setdefault(graphs, run(lltm_sequence, args)))
+            assert calls["cudaGraphLaunch"] == (2 if graphs == "1" else 0), calls
+        exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
+        eager = run(reference_lltm_sequence, args)
+        for name, a, b, e, x in zip(NAMES, results["1"], results["0"], eager, exact):
+            assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, name
+            assert dtype != torch.float64 or rel_err(a, b) < 1e-12, name
+
+
+@requires_cuda
+def test_step_path_inside_a_callers_cuda_graph(monkeypatch):
+    """Where the caller captures a CUDA graph, the step path's launches join that capture rather
+    than making a graph of their own, and its replays follow new inputs."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    input, weights, bias, h0, c0 = make_sequence(7, 3, 4, 6, device="cuda", seed=20, requires_grad=False)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up, as torch.cuda.graph asks
+        lltm_sequence(input, weights, bias, (h0, c0))
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        output, (h_n, c_n) = lltm_sequence(input, weights, bias, (h0, c0))
+    for seed in (21, 22):
+        input.copy_(make_sequence(7, 3, 4, 6, device="cuda", seed=seed)[0])
+        graph.replay()
+        expected, (expected_h, expected_c) = lltm_sequence(input, weights, bias, (h0, c0))
+        for a, b in ((output, expected), (h_n, expected_h), (c_n, expected_c)):
+            assert rel_err(a, b) < 1e-12
 
 
 @requires_cuda
