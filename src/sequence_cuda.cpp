@@ -18,6 +18,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace lltm {
 namespace {
@@ -114,73 +115,89 @@ bool step_graphs_allowed() {
   return !(choice && std::strcmp(choice, "0") == 0);
 }
 
-// The step path's loop as one CUDA graph: a stream capture records its launches (each step a
-// cuBLAS product, which may take two kernels, and our step kernel), and the graph runs them at
-// the cost of one launch, where launching each costs the host more than the device's work at
-// these sizes (benchmarks/NOTES.md, "Session 15"). A thread keeps the last executable graph of
-// each direction and device, and updates it in place where the next call records the same nodes
-// (same sizes, other pointers), which costs less than instantiating one. The capture runs on a
-// stream of its own, which no other thread's work can join (torch's default stream, the legacy
-// one, cannot be captured at all); the graph then runs on the caller's stream.
-class StepGraph {
+// The step path's loop as CUDA graphs of kGraphSteps steps: a stream capture records a chunk's
+// launches (each step a cuBLAS product, which may take two kernels, and our step kernel), and its
+// graph runs them at the cost of one launch, where launching each costs the host more than the
+// device's work at these sizes (benchmarks/NOTES.md, "Session 15"); the device runs a chunk while
+// the host records the next. A thread keeps the executable graph of each chunk of each direction
+// and device, and updates it in place where the next call records the same nodes (same sizes,
+// other pointers), which costs less than instantiating one. The capture runs on a stream of its
+// own, which no other thread's work can join (torch's default stream, the legacy one, cannot be
+// captured at all); the graphs then run on the caller's stream.
+constexpr int64_t kGraphSteps = 8;
+
+class StepGraphs {
  public:
-  StepGraph() = default;
-  StepGraph(const StepGraph&) = delete;
-  StepGraph& operator=(const StepGraph&) = delete;
-  ~StepGraph() {  // at the thread's end; errors once the process is tearing CUDA down do not matter
-    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  StepGraphs() = default;
+  StepGraphs(const StepGraphs&) = delete;
+  StepGraphs& operator=(const StepGraphs&) = delete;
+  ~StepGraphs() {  // at the thread's end; errors once the process is tearing CUDA down do not matter
+    for (const cudaGraphExec_t exec : execs_) cudaGraphExecDestroy(exec);
     if (capture_ != nullptr) cudaStreamDestroy(capture_);
   }
 
-  // steps(stream) enqueues the loop on `stream`, which is also the current stream meanwhile.
-  template <typename Steps>
-  void run(c10::cuda::CUDAStream stream, Steps&& steps) {
+  // step(i, stream) enqueues step i of `count` on `stream`, which is also the current stream then.
+  template <typename Step>
+  void run(c10::cuda::CUDAStream stream, int64_t count, Step&& step) {
     if (capture_ == nullptr) C10_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_, cudaStreamNonBlocking));
     const c10::cuda::CUDAStreamGuard current(c10::cuda::getStreamFromExternal(capture_, stream.device_index()));
-    cublas::handle();  // allocates torch's cuBLAS workspace for this stream now, not in the capture
-    // Relaxed: whatever the loop calls (a lazily loaded kernel's module, an allocation) is allowed.
+    cublas::handle();  // allocates torch's cuBLAS workspace for this stream now, not in a capture
+    for (int64_t begin = 0, chunk = 0; begin < count; begin += kGraphSteps, ++chunk) {
+      const Graph graph = record([&] {
+        for (int64_t i = begin; i < std::min(begin + kGraphSteps, count); ++i) step(i, capture_);
+      });
+      if (chunk == static_cast<int64_t>(execs_.size())) execs_.push_back(nullptr);
+      cudaGraphExec_t& exec = execs_[chunk];
+      cudaGraphExecUpdateResultInfo info;
+      if (exec == nullptr || cudaGraphExecUpdate(exec, graph.get(), &info) != cudaSuccess) {
+        (void)cudaGetLastError();  // other nodes than last time: instantiate anew
+        if (exec != nullptr) cudaGraphExecDestroy(exec);
+        exec = nullptr;
+        C10_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+      }
+      C10_CUDA_CHECK(cudaGraphLaunch(exec, stream.stream()));
+    }
+  }
+
+ private:
+  using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)>;
+
+  // The graph of what enqueue() launches on the capture stream. Relaxed: whatever it calls (a
+  // lazily loaded kernel's module, an allocation) is allowed.
+  template <typename Enqueue>
+  Graph record(Enqueue&& enqueue) {
     C10_CUDA_CHECK(cudaStreamBeginCapture(capture_, cudaStreamCaptureModeRelaxed));
     cudaGraph_t recorded = nullptr;
     try {
-      steps(capture_);
+      enqueue();
     } catch (...) {
       if (cudaStreamEndCapture(capture_, &recorded) == cudaSuccess && recorded != nullptr) cudaGraphDestroy(recorded);
       (void)cudaGetLastError();
       throw;
     }
     C10_CUDA_CHECK(cudaStreamEndCapture(capture_, &recorded));
-    const std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)> graph(recorded,
-                                                                                               cudaGraphDestroy);
-    cudaGraphExecUpdateResultInfo info;
-    if (exec_ == nullptr || cudaGraphExecUpdate(exec_, graph.get(), &info) != cudaSuccess) {
-      (void)cudaGetLastError();  // other nodes than last time: instantiate anew
-      if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
-      exec_ = nullptr;
-      C10_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph.get(), 0));
-    }
-    C10_CUDA_CHECK(cudaGraphLaunch(exec_, stream.stream()));
+    return Graph(recorded, cudaGraphDestroy);
   }
 
- private:
   cudaStream_t capture_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+  std::vector<cudaGraphExec_t> execs_;  // by chunk
 };
 
-// Runs steps(stream) for the step path of a direction: as a StepGraph where cuBLAS is loaded
-// (ATen's products, the fallback, allocate) and the caller's stream is not being captured
-// already; there (a CUDA graph of the caller's, torch.compile's cudagraphs) the steps join that
-// capture as they are.
-template <typename Steps>
-void run_steps(bool forward, Steps&& steps) {
+// Runs step(i, stream) for i in [0, count), the step path of a direction: as StepGraphs where
+// cuBLAS is loaded (ATen's products, the fallback, allocate) and the caller's stream is not being
+// captured already; there (a CUDA graph of the caller's, torch.compile's cudagraphs) the steps
+// join that capture as they are.
+template <typename Step>
+void run_steps(bool forward, int64_t count, Step&& step) {
   const auto stream = c10::cuda::getCurrentCUDAStream();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   C10_CUDA_CHECK(cudaStreamIsCapturing(stream.stream(), &capture));
   if (!cublas::available() || !step_graphs_allowed() || capture != cudaStreamCaptureStatusNone) {
-    steps(stream.stream());
+    for (int64_t i = 0; i < count; ++i) step(i, stream.stream());
     return;
   }
-  thread_local std::map<std::pair<bool, int>, StepGraph> graphs;
-  graphs[{forward, stream.device_index()}].run(stream, steps);
+  thread_local std::map<std::pair<bool, int>, StepGraphs> graphs;
+  graphs[{forward, stream.device_index()}].run(stream, count, step);
 }
 
 // Steps' rows of input projection that one product of the step path's forward makes, in the
@@ -215,24 +232,22 @@ void cuda_forward(ForwardRecurrence& r) {
   Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
   const Tensor h_buffers[2] = {h.new_empty(h.sizes()), h.new_empty(h.sizes())};
   const Tensor c_buffers[2] = {c.new_empty(c.sizes()), c.new_empty(c.sizes())};
-  run_steps(/*forward=*/true, [&](cudaStream_t stream) {
-    for (int64_t t = 0; t < T; ++t) {
-      if (!in_gates && t % chunk == 0) {
-        const int64_t steps = std::min(chunk, T - t);
-        const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
-        rows.copy_(r.bias.expand({steps * B, 3 * S}));
-        accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
-      }
-      const Tensor pre_t = pre.select(0, t % chunk);
-      accumulate_product(pre_t, h, w_h);
-      const Tensor& h_next = h_buffers[t % 2];
-      const Tensor& c_next = c_buffers[t % 2];
-      const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(),
-                                  h_next.data_ptr(), c_next.data_ptr()};
-      C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
-      h = h_next;
-      c = c_next;
+  run_steps(/*forward=*/true, T, [&](int64_t t, cudaStream_t stream) {
+    if (!in_gates && t % chunk == 0) {
+      const int64_t steps = std::min(chunk, T - t);
+      const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
+      rows.copy_(r.bias.expand({steps * B, 3 * S}));
+      accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
     }
+    const Tensor pre_t = pre.select(0, t % chunk);
+    accumulate_product(pre_t, h, w_h);
+    const Tensor& h_next = h_buffers[t % 2];
+    const Tensor& c_next = c_buffers[t % 2];
+    const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
+                                c_next.data_ptr()};
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
+    h = h_next;
+    c = c_next;
   });
   r.h_n.copy_(h);
   r.c_n.copy_(c);
@@ -263,12 +278,11 @@ void cuda_backward(BackwardRecurrence& r) {
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
-  run_steps(/*forward=*/false, [&](cudaStream_t stream) {
-    for (int64_t t = r.sizes.time - 1; t >= 0; --t) {
-      C10_CUDA_CHECK(
-          cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
-      accumulate_product(d_h, r.gates.select(0, t), w_h_t);
-    }
+  const int64_t T = r.sizes.time;
+  run_steps(/*forward=*/false, T, [&](int64_t i, cudaStream_t stream) {
+    const int64_t t = T - 1 - i;
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
+    accumulate_product(d_h, r.gates.select(0, t), w_h_t);
   });
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);

@@ -629,13 +629,14 @@ def runtime_calls(fn):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=str)
-def test_step_path_runs_as_one_graph_each_way(dtype, monkeypatch):
-    """The step path's loop runs as one CUDA graph each way (one cudaGraphLaunch a direction),
+def test_step_path_runs_as_graphs(dtype, monkeypatch):
+    """The step path's loop runs as CUDA graphs of 8 steps each way (a cudaGraphLaunch for each),
     from torch's default stream and from a side stream alike; LLTM_JIT_STEP_GRAPHS=0 launches the
     steps one by one. Both match the reference, and each other in float64, also after a call of
-    other sizes (whose graph replaces the kept one, then is replaced in turn)."""
+    other sizes (whose graphs replace the kept ones); a second call, whose graphs update the kept
+    ones in place, gives the first's results."""
     monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
-    for i, size in enumerate([(9, 3, 4, 6), (5, 2, 3, 10), (9, 3, 4, 6)]):
+    for i, size in enumerate([(9, 3, 4, 6), (5, 2, 3, 10), (17, 3, 4, 6)]):
         args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(*size, device="cuda", seed=19 + i)]
         torch.cuda.synchronize()  # the side stream's calls read them
         results = {}
@@ -643,7 +644,10 @@ def test_step_path_runs_as_one_graph_each_way(dtype, monkeypatch):
             monkeypatch.setenv("LLTM_JIT_STEP_GRAPHS", graphs)
             with torch.cuda.stream(torch.cuda.Stream() if i == 1 else torch.cuda.current_stream()):
                 calls = runtime_calls(lambda: results.setdefault(graphs, run(lltm_sequence, args)))
-            assert calls["cudaGraphLaunch"] == (2 if graphs == "1" else 0), calls
+                again = run(lltm_sequence, args)
+            assert calls["cudaGraphLaunch"] == (2 * -(-size[0] // 8) if graphs == "1" else 0), calls
+            for a, b in zip(results[graphs], again):
+                assert torch.equal(a, b)
         exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
         eager = run(reference_lltm_sequence, args)
         for name, a, b, e, x in zip(NAMES, results["1"], results["0"], eager, exact):
