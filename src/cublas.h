@@ -65,19 +65,21 @@ inline cudaDataType data_type(at::ScalarType dtype) {
                                : CUDA_R_16BF;
 }
 
-// C += op(A) op(B) in cuBLAS's column-major terms, A and B of `dtype`, C of `c_dtype` (dtype, or
-// float for the half types); the math in float for the half types and, as torch's matmul, in
-// TF32 for float32 only where torch allows it.
-inline void gemm_accumulate(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb,
-                            int m, int n, int k, const void* a, int lda, const void* b, int ldb, void* c, int ldc) {
-  const double one_double = 1.0;
-  const float one_float = 1.0f;
-  const void* one = dtype == at::kDouble ? static_cast<const void*>(&one_double) : &one_float;
+// C = op(A) op(B), or C += op(A) op(B) where `accumulate`, in cuBLAS's column-major terms, A and
+// B of `dtype`, C of `c_dtype` (dtype, or float for the half types); the math in float for the
+// half types and, as torch's matmul, in TF32 for float32 only where torch allows it.
+inline void gemm(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb, int m, int n, int k,
+                 const void* a, int lda, const void* b, int ldb, void* c, int ldc, bool accumulate) {
+  const double one_double = 1.0, zero_double = 0.0;
+  const float one_float = 1.0f, zero_float = 0.0f;
+  const bool doubles = dtype == at::kDouble;
+  const void* one = doubles ? static_cast<const void*>(&one_double) : &one_float;
+  const void* beta = accumulate ? one : doubles ? static_cast<const void*>(&zero_double) : &zero_float;
   const int compute = dtype == at::kDouble                                              ? kCompute64F
                       : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
                                                                                       : kCompute32F;
   const int status = api()->gemm(handle(), transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
-                                 ldb, one, c, data_type(c_dtype), ldc, compute, kGemmDefault);
+                                 ldb, beta, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
 }
 

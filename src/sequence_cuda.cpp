@@ -93,19 +93,21 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
   return r.lengths.defined() ? r.lengths.pin_memory().to(like.device(), /*non_blocking=*/true) : Tensor();
 }
 
-// out += a b^T, row-major, for a (m, k) and b (n, k) of the step's dtype, a with unit column
-// stride, b with unit stride in either dimension, and out (m, n) contiguous, of that dtype or its
-// opmath type: cuBLAS where it is loaded, else ATen (in out's dtype). The column-major call
-// computes out^T (n x m) += b (n x k) a^T (k x m).
-void accumulate_product(const Tensor& out, const Tensor& a, const Tensor& b) {
+// out = a b^T, or out += a b^T where `accumulate`, row-major, for a (m, k) and b (n, k) of the
+// step's dtype, a with unit column stride, b with unit stride in either dimension, and out (m, n)
+// contiguous, of that dtype or its opmath type: cuBLAS where it is loaded, else ATen (in out's
+// dtype). The column-major call computes out^T (n x m) = b (n x k) a^T (k x m).
+void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
   if (!cublas::available()) {
-    out.addmm_(a.to(out.scalar_type()), b.to(out.scalar_type()).t());
+    const Tensor a_out = a.to(out.scalar_type()), b_out = b.to(out.scalar_type()).t();
+    Tensor result = out;
+    accumulate ? result.addmm_(a_out, b_out) : aten::mm_out(result, a_out, b_out);
     return;
   }
   const bool b_rows = b.stride(1) == 1;  // b row-major: column-major memory holds b^T
-  cublas::gemm_accumulate(a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N,
-                          b.size(0), a.size(0), a.size(1), b.const_data_ptr(), b.stride(b_rows ? 0 : 1),
-                          a.const_data_ptr(), a.stride(0), out.data_ptr(), out.stride(0));
+  cublas::gemm(a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N, b.size(0), a.size(0),
+               a.size(1), b.const_data_ptr(), b.stride(b_rows ? 0 : 1), a.const_data_ptr(), a.stride(0),
+               out.data_ptr(), out.stride(0), accumulate);
 }
 
 // LLTM_JIT_STEP_GRAPHS=0 launches the step path's steps one by one rather than as a CUDA graph
@@ -215,8 +217,8 @@ void cuda_forward(ForwardRecurrence& r) {
   const auto dtype = r.gates.scalar_type();
   // The step path sums the pre-activations in the opmath type: in gates itself for float32 and
   // float64, for the half types in a float buffer of a few steps, which one product at a time fills
-  // with those steps' input projection (the whole sequence's would double the forward's memory).
-  // The persistent kernels read the whole projection from gates.
+  // with those steps' input projection (the whole sequence's would double the forward's memory),
+  // the step kernel adding the bias. The persistent kernels read the whole projection from gates.
   const auto math = at::toOpMathType(dtype);
   const bool in_gates = math == dtype;
   const bool persistent = use_persistent(p, dtype);
@@ -227,7 +229,7 @@ void cuda_forward(ForwardRecurrence& r) {
   // Step t's pre-activations are row t % chunk of pre.
   const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
   const Tensor pre = in_gates ? r.gates : r.gates.new_empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
-  const Tensor input = in_gates ? r.input : r.input.contiguous();
+  const Tensor input = in_gates ? r.input : r.input.contiguous(), bias = in_gates ? Tensor() : r.bias.contiguous();
   // The step's state, and two buffers each that the steps' new state alternates between.
   Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
   const Tensor h_buffers[2] = {h.new_empty(h.sizes()), h.new_empty(h.sizes())};
@@ -235,16 +237,15 @@ void cuda_forward(ForwardRecurrence& r) {
   run_steps(/*forward=*/true, T, [&](int64_t t, cudaStream_t stream) {
     if (!in_gates && t % chunk == 0) {
       const int64_t steps = std::min(chunk, T - t);
-      const Tensor rows = pre.narrow(0, 0, steps).view({steps * B, 3 * S});
-      rows.copy_(r.bias.expand({steps * B, 3 * S}));
-      accumulate_product(rows, input.narrow(0, t, steps).reshape({steps * B, F}), w_x);
+      product(pre.narrow(0, 0, steps).view({steps * B, 3 * S}), input.narrow(0, t, steps).reshape({steps * B, F}),
+              w_x, /*accumulate=*/false);
     }
     const Tensor pre_t = pre.select(0, t % chunk);
-    accumulate_product(pre_t, h, w_h);
+    product(pre_t, h, w_h, /*accumulate=*/true);
     const Tensor& h_next = h_buffers[t % 2];
     const Tensor& c_next = c_buffers[t % 2];
-    const cuda::StepState state{pre_t.const_data_ptr(), h.const_data_ptr(), c.const_data_ptr(), h_next.data_ptr(),
-                                c_next.data_ptr()};
+    const cuda::StepState state{pre_t.const_data_ptr(), data_or_null(bias), h.const_data_ptr(), c.const_data_ptr(),
+                                h_next.data_ptr(), c_next.data_ptr()};
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
     h = h_next;
     c = c_next;
@@ -282,7 +283,7 @@ void cuda_backward(BackwardRecurrence& r) {
   run_steps(/*forward=*/false, T, [&](int64_t i, cudaStream_t stream) {
     const int64_t t = T - 1 - i;
     C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
-    accumulate_product(d_h, r.gates.select(0, t), w_h_t);
+    product(d_h, r.gates.select(0, t), w_h_t, /*accumulate=*/true);
   });
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);

@@ -75,10 +75,12 @@ cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
 // rounded to the dtype, as the next step's product reads it and the output holds it.
 
-// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)), h and the cell
-// state (opmath) before it, and where it writes them (past a sequence's end, copies of those).
+// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)) and the bias to
+// add to them (the dtype, (3 * state,); nullptr where pre holds it), h and the cell state (opmath)
+// before it, and where it writes them (past a sequence's end, copies of those).
 struct StepState {
   const void* pre;
+  const void* bias;
   const void* h_prev;
   const void* c_prev;
   void* h_next;

@@ -16,6 +16,7 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   const auto* pre = static_cast<const T*>(state.pre);
+  const auto* bias = static_cast<const scalar_t*>(state.bias);
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* __restrict__ h_prev = static_cast<const scalar_t*>(state.h_prev);
   const auto* __restrict__ c_prev = static_cast<const T*>(state.c_prev);
@@ -25,9 +26,11 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
   auto* cells = p.cells ? static_cast<scalar_t*>(p.cells) + t * n : nullptr;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / S, j = i % S;
-    const T* z = pre + b * 3 * S + j;
+    T z[3];
+#pragma unroll
+    for (int g = 0; g < 3; ++g) z[g] = pre[b * 3 * S + g * S + j] + (bias != nullptr ? T(bias[g * S + j]) : T(0));
     if (runs(p.lengths, b, t)) {
-      const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[S], z[2 * S], c_prev[i]);
+      const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c_prev[i]);
       output[i] = scalar_t(o.new_h);
       c_next[i] = o.new_cell;
       h_next[i] = scalar_t(o.new_h);
@@ -40,7 +43,7 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
       cells[i] = scalar_t(c_next[i]);
       // Where pre is not gates[t] itself, the backward's pre-activations, rounded once.
       if constexpr (!std::is_same_v<T, scalar_t>) {
-        for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g * S]);
+        for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g]);
       }
     }
   }
