@@ -117,94 +117,151 @@ bool step_graphs_allowed() {
   return !(choice && std::strcmp(choice, "0") == 0);
 }
 
-// The step path's loop as CUDA graphs of kGraphSteps steps: a stream capture records a chunk's
-// launches (each step a cuBLAS product, which may take two kernels, and our step kernel), and its
-// graph runs them at the cost of one launch, where launching each costs the host more than the
-// device's work at these sizes (benchmarks/NOTES.md, "Session 15"); the device runs a chunk while
-// the host records the next. A thread keeps the executable graph of each chunk of each direction
-// and device, and updates it in place where the next call records the same nodes (same sizes,
-// other pointers), which costs less than instantiating one. The capture runs on a stream of its
-// own, which no other thread's work can join (torch's default stream, the legacy one, cannot be
-// captured at all); the graphs then run on the caller's stream.
-constexpr int64_t kGraphSteps = 8;
-
-class StepGraphs {
- public:
-  StepGraphs() = default;
-  StepGraphs(const StepGraphs&) = delete;
-  StepGraphs& operator=(const StepGraphs&) = delete;
-  ~StepGraphs() {  // at the thread's end; errors once the process is tearing CUDA down do not matter
-    for (const cudaGraphExec_t exec : execs_) cudaGraphExecDestroy(exec);
-    if (capture_ != nullptr) cudaStreamDestroy(capture_);
-  }
-
-  // step(i, stream) enqueues step i of `count` on `stream`, which is also the current stream then.
-  template <typename Step>
-  void run(c10::cuda::CUDAStream stream, int64_t count, Step&& step) {
-    if (capture_ == nullptr) C10_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_, cudaStreamNonBlocking));
-    const c10::cuda::CUDAStreamGuard current(c10::cuda::getStreamFromExternal(capture_, stream.device_index()));
-    cublas::handle();  // allocates torch's cuBLAS workspace for this stream now, not in a capture
-    for (int64_t begin = 0, chunk = 0; begin < count; begin += kGraphSteps, ++chunk) {
-      const Graph graph = record([&] {
-        for (int64_t i = begin; i < std::min(begin + kGraphSteps, count); ++i) step(i, capture_);
-      });
-      if (chunk == static_cast<int64_t>(execs_.size())) execs_.push_back(nullptr);
-      cudaGraphExec_t& exec = execs_[chunk];
-      cudaGraphExecUpdateResultInfo info;
-      if (exec == nullptr || cudaGraphExecUpdate(exec, graph.get(), &info) != cudaSuccess) {
-        (void)cudaGetLastError();  // other nodes than last time: instantiate anew
-        if (exec != nullptr) cudaGraphExecDestroy(exec);
-        exec = nullptr;
-        C10_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
-      }
-      C10_CUDA_CHECK(cudaGraphLaunch(exec, stream.stream()));
-    }
-  }
-
- private:
-  using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)>;
-
-  // The graph of what enqueue() launches on the capture stream. Relaxed: whatever it calls (a
-  // lazily loaded kernel's module, an allocation) is allowed.
-  template <typename Enqueue>
-  Graph record(Enqueue&& enqueue) {
-    C10_CUDA_CHECK(cudaStreamBeginCapture(capture_, cudaStreamCaptureModeRelaxed));
-    cudaGraph_t recorded = nullptr;
-    try {
-      enqueue();
-    } catch (...) {
-      if (cudaStreamEndCapture(capture_, &recorded) == cudaSuccess && recorded != nullptr) cudaGraphDestroy(recorded);
-      (void)cudaGetLastError();
-      throw;
-    }
-    C10_CUDA_CHECK(cudaStreamEndCapture(capture_, &recorded));
-    return Graph(recorded, cudaGraphDestroy);
-  }
-
-  cudaStream_t capture_ = nullptr;
-  std::vector<cudaGraphExec_t> execs_;  // by chunk
+// The step path's loop as replays of one CUDA graph. A step is a cuBLAS product (one or two
+// kernels) and our step kernel, launches that cost the host more than the device's work at these
+// sizes (benchmarks/NOTES.md, "Session 15"). Every pointer a step's launches take is the same from
+// one period of steps to the next (state buffers that alternate with the step's parity, a buffer
+// of the period's pre-activations), so a stream capture records the first period's launches once,
+// and each period replays that graph with only our kernels' time step changed. The capture runs
+// on a stream of the thread's own, which no other thread's work can join (torch's default stream,
+// the legacy one, cannot be captured at all); the graph runs on the caller's stream.
+struct StepLoop {
+  int64_t count;       // steps
+  int64_t period;      // steps a graph holds: even
+  int64_t t_stride;    // 1: step i is time step i; -1: time step count - 1 - i
+  const void* kernel;  // our step kernel, whose argument 1 is the time step
+  int kernel_args;     // its number of arguments
 };
 
-// Runs step(i, stream) for i in [0, count), the step path of a direction: as StepGraphs where
-// cuBLAS is loaded (ATen's products, the fallback, allocate) and the caller's stream is not being
-// captured already; there (a CUDA graph of the caller's, torch.compile's cudagraphs) the steps
-// join that capture as they are.
-template <typename Step>
-void run_steps(bool forward, int64_t count, Step&& step) {
+// This thread's capture stream for graphs that run on `caller`: one a caller's stream, since the
+// graphs' cuBLAS products use torch's workspace of the capture stream, and graphs on two streams
+// may run at once.
+cudaStream_t capture_stream(const c10::cuda::CUDAStream& caller) {
+  struct Streams {
+    std::map<std::pair<c10::DeviceIndex, cudaStream_t>, cudaStream_t> by_caller;
+    ~Streams() {  // at the thread's end; errors once the process is tearing CUDA down do not matter
+      for (const auto& [caller, stream] : by_caller) cudaStreamDestroy(stream);
+    }
+  };
+  thread_local Streams streams;
+  cudaStream_t& stream = streams.by_caller[{caller.device_index(), caller.stream()}];
+  if (stream == nullptr) C10_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return stream;
+}
+
+using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)>;
+// Destroyed while launched, it is freed once those launches are done.
+using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, cudaError_t (*)(cudaGraphExec_t)>;
+
+// The graph of what enqueue() launches on `capture`. Relaxed: whatever it calls (a lazily loaded
+// kernel's module, an allocation) is allowed.
+template <typename Enqueue>
+Graph record(cudaStream_t capture, Enqueue&& enqueue) {
+  C10_CUDA_CHECK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeRelaxed));
+  cudaGraph_t recorded = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    if (cudaStreamEndCapture(capture, &recorded) == cudaSuccess && recorded != nullptr) cudaGraphDestroy(recorded);
+    (void)cudaGetLastError();
+    throw;
+  }
+  C10_CUDA_CHECK(cudaStreamEndCapture(capture, &recorded));
+  return Graph(recorded, cudaGraphDestroy);
+}
+
+// The graph's launches of `kernel`, with their parameters and time steps.
+struct KernelNode {
+  cudaGraphNode_t node;
+  cudaKernelNodeParams params;
+  int64_t t;
+};
+
+std::vector<KernelNode> kernel_nodes(cudaGraph_t graph, const void* kernel) {
+  size_t count = 0;
+  C10_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  C10_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  std::vector<KernelNode> found;
+  for (const cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    C10_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    cudaKernelNodeParams params{};
+    if (type != cudaGraphNodeTypeKernel || cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess) {
+      (void)cudaGetLastError();  // not a kernel, or cuBLAS's, launched through the driver
+      continue;
+    }
+    if (params.func == kernel) found.push_back({node, params, *static_cast<const int64_t*>(params.kernelParams[1])});
+  }
+  return found;
+}
+
+// The loop's whole periods as replays (see StepLoop); returns how many steps they hold.
+template <typename Prepare, typename Step>
+int64_t replay_periods(const StepLoop& loop, c10::cuda::CUDAStream stream, Prepare& prepare, Step& step) {
+  const cudaStream_t capture = capture_stream(stream);
+  Graph graph(nullptr, cudaGraphDestroy);
+  {
+    const c10::cuda::CUDAStreamGuard current(c10::cuda::getStreamFromExternal(capture, stream.device_index()));
+    cublas::handle();  // allocates torch's cuBLAS workspace for this stream now, not in the capture
+    graph = record(capture, [&] {
+      for (int64_t i = 0; i < loop.period; ++i) step(i, capture);
+    });
+  }
+  cudaGraphExec_t instantiated = nullptr;
+  C10_CUDA_CHECK(cudaGraphInstantiate(&instantiated, graph.get(), 0));
+  const GraphExec exec(instantiated, cudaGraphExecDestroy);
+  const std::vector<KernelNode> ours = kernel_nodes(graph.get(), loop.kernel);
+  // Where our launches cannot be told apart, the graph runs once and the other periods step by step.
+  const int64_t periods = static_cast<int64_t>(ours.size()) == loop.period ? loop.count / loop.period : 1;
+  std::vector<void*> args(loop.kernel_args);
+  for (int64_t k = 0; k < periods; ++k) {
+    for (const KernelNode& n : ours) {
+      if (k == 0) break;
+      int64_t t = n.t + k * loop.period * loop.t_stride;
+      std::copy(n.params.kernelParams, n.params.kernelParams + loop.kernel_args, args.begin());
+      args[1] = &t;  // the call copies the arguments
+      cudaKernelNodeParams params = n.params;
+      params.kernelParams = args.data();
+      C10_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec.get(), n.node, &params));
+    }
+    prepare(k * loop.period, loop.period, stream.stream());
+    C10_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.stream()));
+  }
+  return periods * loop.period;
+}
+
+// Runs the loop: before the steps of each period, prepare(i, n, stream) enqueues what steps
+// [i, i + n) need that is not in the graph; step(i, stream) enqueues step i. As replays of a graph
+// where cuBLAS is loaded (ATen's products, the fallback, allocate), the steps fill a period, and
+// the caller's stream is not being captured already; there (a CUDA graph of the caller's,
+// torch.compile's cudagraphs) the steps join that capture as they are. The steps past the last
+// whole period run one by one.
+template <typename Prepare, typename Step>
+void run_steps(const StepLoop& loop, Prepare&& prepare, Step&& step) {
   const auto stream = c10::cuda::getCurrentCUDAStream();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   C10_CUDA_CHECK(cudaStreamIsCapturing(stream.stream(), &capture));
-  if (!cublas::available() || !step_graphs_allowed() || capture != cudaStreamCaptureStatusNone) {
-    for (int64_t i = 0; i < count; ++i) step(i, stream.stream());
-    return;
+  int64_t i = 0;
+  if (cublas::available() && step_graphs_allowed() && capture == cudaStreamCaptureStatusNone &&
+      loop.count >= loop.period) {
+    i = replay_periods(loop, stream, prepare, step);
   }
-  thread_local std::map<std::pair<bool, int>, StepGraphs> graphs;
-  graphs[{forward, stream.device_index()}].run(stream, count, step);
+  for (; i < loop.count; i += loop.period) {
+    const int64_t n = std::min(loop.period, loop.count - i);
+    prepare(i, n, stream.stream());
+    for (int64_t k = i; k < i + n; ++k) step(k, stream.stream());
+  }
 }
 
-// Steps' rows of input projection that one product of the step path's forward makes, in the
-// half types (float32 and float64 project every step at once, into gates).
+// The steps a graph holds, and whose input projection one product makes: at most kGraphSteps, and
+// an even number of at most kProjectionRows rows where the batch allows it.
+constexpr int64_t kGraphSteps = 8;
 constexpr int64_t kProjectionRows = 2048;
+
+int64_t step_period(int64_t batch) {
+  return std::clamp<int64_t>(kProjectionRows / std::max<int64_t>(batch, 1) / 2 * 2, 2, kGraphSteps);
+}
 
 void cuda_forward(ForwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
@@ -215,43 +272,45 @@ void cuda_forward(ForwardRecurrence& r) {
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
-  // The step path sums the pre-activations in the opmath type: in gates itself for float32 and
-  // float64, for the half types in a float buffer of a few steps, which one product at a time fills
-  // with those steps' input projection (the whole sequence's would double the forward's memory),
-  // the step kernel adding the bias. The persistent kernels read the whole projection from gates.
-  const auto math = at::toOpMathType(dtype);
-  const bool in_gates = math == dtype;
   const bool persistent = use_persistent(p, dtype);
-  if (persistent || in_gates) project_input(r);
-  if (persistent && run_persistent(p, r.gates)) return;
+  if (persistent) {  // the kernels read the whole input projection from gates
+    project_input(r);
+    if (run_persistent(p, r.gates)) return;
+  }
+  // The step path sums the pre-activations in the opmath type, in a buffer of a period's steps
+  // that one product fills with their input projection (the whole sequence's would double the
+  // forward's memory in the half types); the step kernel adds the bias, and writes the
+  // pre-activations to gates for the backward.
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
+  const int64_t period = step_period(B);
+  const auto math = at::toOpMathType(dtype);
   const Tensor w_h = weights.narrow(1, 0, S), w_x = weights.narrow(1, S, F);
-  // Step t's pre-activations are row t % chunk of pre.
-  const int64_t chunk = in_gates ? T : std::min(T, (kProjectionRows + B - 1) / std::max<int64_t>(B, 1));
-  const Tensor pre = in_gates ? r.gates : r.gates.new_empty({chunk, B, 3 * S}, r.gates.options().dtype(math));
-  const Tensor input = in_gates ? r.input : r.input.contiguous(), bias = in_gates ? Tensor() : r.bias.contiguous();
-  // The step's state, and two buffers each that the steps' new state alternates between.
-  Tensor h = state_or_zeros(r.h0, r.h_n, dtype), c = state_or_zeros(r.c0, r.c_n, math);
-  const Tensor h_buffers[2] = {h.new_empty(h.sizes()), h.new_empty(h.sizes())};
-  const Tensor c_buffers[2] = {c.new_empty(c.sizes()), c.new_empty(c.sizes())};
-  run_steps(/*forward=*/true, T, [&](int64_t t, cudaStream_t stream) {
-    if (!in_gates && t % chunk == 0) {
-      const int64_t steps = std::min(chunk, T - t);
-      product(pre.narrow(0, 0, steps).view({steps * B, 3 * S}), input.narrow(0, t, steps).reshape({steps * B, F}),
-              w_x, /*accumulate=*/false);
-    }
-    const Tensor pre_t = pre.select(0, t % chunk);
+  const Tensor pre = r.gates.new_empty({period, B, 3 * S}, r.gates.options().dtype(math));
+  const Tensor input = r.input.contiguous(), bias = r.bias.contiguous();
+  // Two buffers each of h and the cell state, step t reading those of t + 1's parity and writing
+  // those of t's: the initial state goes to those of parity 1.
+  Tensor h_buffers[2], c_buffers[2];
+  for (int parity : {0, 1}) {
+    h_buffers[parity] = r.h_n.new_empty(r.h_n.sizes());
+    c_buffers[parity] = r.c_n.new_empty(r.c_n.sizes(), r.c_n.options().dtype(math));
+  }
+  r.h0.defined() ? h_buffers[1].copy_(r.h0) : h_buffers[1].zero_();
+  r.c0.defined() ? c_buffers[1].copy_(r.c0) : c_buffers[1].zero_();
+  const auto project = [&](int64_t t, int64_t steps, cudaStream_t) {
+    product(pre.narrow(0, 0, steps).view({steps * B, 3 * S}), input.narrow(0, t, steps).reshape({steps * B, F}), w_x,
+            /*accumulate=*/false);
+  };
+  const auto kind = kernel_dtype(dtype);
+  const auto step = [&](int64_t t, cudaStream_t stream) {
+    const Tensor pre_t = pre.select(0, t % period), &h = h_buffers[(t + 1) % 2], &c = c_buffers[(t + 1) % 2];
     product(pre_t, h, w_h, /*accumulate=*/true);
-    const Tensor& h_next = h_buffers[t % 2];
-    const Tensor& c_next = c_buffers[t % 2];
-    const cuda::StepState state{pre_t.const_data_ptr(), data_or_null(bias), h.const_data_ptr(), c.const_data_ptr(),
-                                h_next.data_ptr(), c_next.data_ptr()};
-    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kernel_dtype(dtype), stream));
-    h = h_next;
-    c = c_next;
-  });
-  r.h_n.copy_(h);
-  r.c_n.copy_(c);
+    const cuda::StepState state{pre_t.const_data_ptr(), bias.const_data_ptr(),       h.const_data_ptr(),
+                                c.const_data_ptr(),     h_buffers[t % 2].data_ptr(), c_buffers[t % 2].data_ptr()};
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kind, stream));
+  };
+  run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true), 3}, project, step);
+  r.h_n.copy_(h_buffers[(T + 1) % 2]);
+  r.c_n.copy_(c_buffers[(T + 1) % 2]);
 }
 
 void cuda_backward(BackwardRecurrence& r) {
@@ -275,16 +334,22 @@ void cuda_backward(BackwardRecurrence& r) {
       return;
     }
   }
-  // The gradients carried between steps, in the opmath type.
+  // The gradients carried between steps, in the opmath type; the step's gate gradients, which
+  // the step kernel also writes to gates, in a buffer of their own that every step's product
+  // reads (its pointer the same at every step: see StepLoop).
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
+  const Tensor d_gates = r.gates.new_empty({r.sizes.batch, 3 * r.sizes.state});
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
   const int64_t T = r.sizes.time;
-  run_steps(/*forward=*/false, T, [&](int64_t i, cudaStream_t stream) {
-    const int64_t t = T - 1 - i;
-    C10_CUDA_CHECK(cuda::launch_step_backward(p, t, d_h.data_ptr(), d_c.data_ptr(), kernel_dtype(dtype), stream));
-    product(d_h, r.gates.select(0, t), w_h_t, /*accumulate=*/true);
-  });
+  const auto kind = kernel_dtype(dtype);
+  const auto step = [&](int64_t i, cudaStream_t stream) {
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, T - 1 - i, d_h.data_ptr(), d_c.data_ptr(), d_gates.data_ptr(), kind,
+                                              stream));
+    product(d_h, d_gates, w_h_t, /*accumulate=*/true);
+  };
+  run_steps(StepLoop{T, step_period(r.sizes.batch), -1, cuda::step_kernel(kind, /*forward=*/false), 5},
+            [](int64_t, int64_t, cudaStream_t) {}, step);
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);
 }

@@ -75,9 +75,9 @@ cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
 // rounded to the dtype, as the next step's product reads it and the output holds it.
 
-// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)) and the bias to
-// add to them (the dtype, (3 * state,); nullptr where pre holds it), h and the cell state (opmath)
-// before it, and where it writes them (past a sequence's end, copies of those).
+// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)) but the bias (the
+// dtype, (3 * state,)), h and the cell state (opmath) before it, and where it writes them (past a
+// sequence's end, copies of those).
 struct StepState {
   const void* pre;
   const void* bias;
@@ -88,14 +88,19 @@ struct StepState {
 };
 
 // Forward step t alone: the cell update, written to output[t], h_next, c_next and, when given,
-// cells[t] and (in the dtype, for the backward) gates[t].
+// cells[t] and (the pre-activations in the dtype, for the backward) gates[t].
 cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream);
 
 // Backward step t alone, with the gradients of h and of the cell state after it in d_h and d_c
-// (opmath, (batch, state)): gates[t] becomes its gradient, d_c that of the cell before step t, and
-// d_h is zeroed where the step ran, for the host to add d_gates[t] W_h to it.
-cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
+// (opmath, (batch, state)): gates[t] becomes its gradient, as does d_gates (the dtype, (batch, 3 *
+// state)), d_c that of the cell before step t, and d_h is zeroed where the step ran, for the host
+// to add d_gates W_h to it.
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, void* d_gates, DType dtype,
                                  cudaStream_t stream);
+
+// The kernel that launch_step_forward (forward) or launch_step_backward launches for `dtype`,
+// whose argument 1 is the time step: the host finds its launches in a CUDA graph by it.
+const void* step_kernel(DType dtype, bool forward);
 
 }  // namespace lltm::cuda

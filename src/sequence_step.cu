@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 namespace lltm::cuda {
 namespace {
@@ -41,38 +40,38 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
     }
     if (cells) {
       cells[i] = scalar_t(c_next[i]);
-      // Where pre is not gates[t] itself, the backward's pre-activations, rounded once.
-      if constexpr (!std::is_same_v<T, scalar_t>) {
-        for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g]);
-      }
+#pragma unroll
+      for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g]);  // rounded once
     }
   }
 }
 
 template <typename scalar_t>
 __global__ void __launch_bounds__(kStepThreads)
-    step_backward_kernel(BackwardParams p, int64_t t, void* d_h_, void* d_c_) {
+    step_backward_kernel(BackwardParams p, int64_t t, void* d_h_, void* d_c_, void* d_gates_) {
   using T = opmath_t<scalar_t>;
   const int64_t S = p.state, n = p.batch * S;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
   auto* d_h = static_cast<T*>(d_h_);
   auto* d_c = static_cast<T*>(d_c_);
+  auto* d_gates = static_cast<scalar_t*>(d_gates_);
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / S, j = i % S;
     scalar_t* z = gates + b * 3 * S + j;
+    scalar_t d[3] = {scalar_t(0), scalar_t(0), scalar_t(0)};  // d_h and d_c pass through a skipped step
     if (runs(p.lengths, b, t)) {
       const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j)) + d_h[i];
       const T c = c_prev != nullptr ? T(c_prev[i]) : T(0);
       const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, d_c[i], T(z[0]), T(z[S]), T(z[2 * S]), c);
-      z[0] = scalar_t(o.d_input_gate);
-      z[S] = scalar_t(o.d_output_gate);
-      z[2 * S] = scalar_t(o.d_candidate);
+      d[0] = scalar_t(o.d_input_gate);
+      d[1] = scalar_t(o.d_output_gate);
+      d[2] = scalar_t(o.d_candidate);
       d_c[i] = o.d_old_cell;
-      d_h[i] = T(0);  // the host adds d_gates[t] W_h
-    } else {
-      z[0] = z[S] = z[2 * S] = scalar_t(0);  // d_h and d_c pass through the skipped step
+      d_h[i] = T(0);  // the host adds d_gates W_h
     }
+#pragma unroll
+    for (int g = 0; g < 3; ++g) z[g * S] = d_gates[b * 3 * S + g * S + j] = d[g];
   }
 }
 
@@ -94,15 +93,25 @@ cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepSta
   return cudaGetLastError();
 }
 
-cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, DType dtype,
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, void* d_gates, DType dtype,
                                  cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
-    step_backward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, d_h, d_c);
+    step_backward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, d_h, d_c, d_gates);
   });
   if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
+}
+
+const void* step_kernel(DType dtype, bool forward) {
+  const void* kernel = nullptr;
+  dispatch(dtype, [&](auto tag) {
+    using scalar_t = decltype(tag);
+    kernel = forward ? reinterpret_cast<const void*>(step_forward_kernel<scalar_t>)
+                     : reinterpret_cast<const void*>(step_backward_kernel<scalar_t>);
+  });
+  return kernel;
 }
 
 }  // namespace lltm::cuda

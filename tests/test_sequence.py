@@ -630,11 +630,11 @@ def runtime_calls(fn):
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=str)
 def test_step_path_runs_as_graphs(dtype, monkeypatch):
-    """The step path's loop runs as CUDA graphs of 8 steps each way (a cudaGraphLaunch for each),
-    from torch's default stream and from a side stream alike; LLTM_JIT_STEP_GRAPHS=0 launches the
-    steps one by one. Both match the reference, and each other in float64, also after a call of
-    other sizes (whose graphs replace the kept ones); a second call, whose graphs update the kept
-    ones in place, gives the first's results."""
+    """The step path's loop runs each way as replays of one CUDA graph of 8 steps (a
+    cudaGraphLaunch for each whole period; the steps past it, and a loop shorter than one, one by
+    one), from torch's default stream and from a side stream alike; LLTM_JIT_STEP_GRAPHS=0
+    launches every step by itself. Both match the reference, and each other in float64; a second
+    call gives the first's results."""
     monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
     for i, size in enumerate([(9, 3, 4, 6), (5, 2, 3, 10), (17, 3, 4, 6)]):
         args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(*size, device="cuda", seed=19 + i)]
@@ -645,7 +645,7 @@ def test_step_path_runs_as_graphs(dtype, monkeypatch):
             with torch.cuda.stream(torch.cuda.Stream() if i == 1 else torch.cuda.current_stream()):
                 calls = runtime_calls(lambda: results.setdefault(graphs, run(lltm_sequence, args)))
                 again = run(lltm_sequence, args)
-            assert calls["cudaGraphLaunch"] == (2 * -(-size[0] // 8) if graphs == "1" else 0), calls
+            assert calls["cudaGraphLaunch"] == (2 * (size[0] // 8) if graphs == "1" else 0), calls
             for a, b in zip(results[graphs], again):
                 assert torch.equal(a, b)
         exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
