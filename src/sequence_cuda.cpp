@@ -272,21 +272,22 @@ void cuda_forward(ForwardRecurrence& r) {
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();
   const auto dtype = r.gates.scalar_type();
+  // The step path sums the pre-activations in the opmath type. float32 and float64 project every
+  // step's input at once, into gates (as the persistent kernels need it), and the step kernel adds
+  // gates[t] to the step's product h W_h^T. The half types sum in a float buffer of a period's
+  // steps, which one product fills with their input projection (the whole sequence's would double
+  // the forward's memory) and each step's product adds to, the step kernel adding the bias. The
+  // step kernel writes the pre-activations to gates for the backward.
+  const auto math = at::toOpMathType(dtype);
+  const bool in_gates = math == dtype;
   const bool persistent = use_persistent(p, dtype);
-  if (persistent) {  // the kernels read the whole input projection from gates
-    project_input(r);
-    if (run_persistent(p, r.gates)) return;
-  }
-  // The step path sums the pre-activations in the opmath type, in a buffer of a period's steps
-  // that one product fills with their input projection (the whole sequence's would double the
-  // forward's memory in the half types); the step kernel adds the bias, and writes the
-  // pre-activations to gates for the backward.
+  if (persistent || in_gates) project_input(r);
+  if (persistent && run_persistent(p, r.gates)) return;
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
   const int64_t period = step_period(B);
-  const auto math = at::toOpMathType(dtype);
   const Tensor w_h = weights.narrow(1, 0, S), w_x = weights.narrow(1, S, F);
-  const Tensor pre = r.gates.new_empty({period, B, 3 * S}, r.gates.options().dtype(math));
-  const Tensor input = r.input.contiguous(), bias = r.bias.contiguous();
+  const Tensor pre = r.gates.new_empty({in_gates ? 1 : period, B, 3 * S}, r.gates.options().dtype(math));
+  const Tensor input = in_gates ? r.input : r.input.contiguous(), bias = in_gates ? r.bias : r.bias.contiguous();
   // Two buffers each of h and the cell state, step t reading those of t + 1's parity and writing
   // those of t's: the initial state goes to those of parity 1.
   Tensor h_buffers[2], c_buffers[2];
@@ -297,15 +298,23 @@ void cuda_forward(ForwardRecurrence& r) {
   r.h0.defined() ? h_buffers[1].copy_(r.h0) : h_buffers[1].zero_();
   r.c0.defined() ? c_buffers[1].copy_(r.c0) : c_buffers[1].zero_();
   const auto project = [&](int64_t t, int64_t steps, cudaStream_t) {
+    if (in_gates) return;
     product(pre.narrow(0, 0, steps).view({steps * B, 3 * S}), input.narrow(0, t, steps).reshape({steps * B, F}), w_x,
             /*accumulate=*/false);
   };
   const auto kind = kernel_dtype(dtype);
   const auto step = [&](int64_t t, cudaStream_t stream) {
-    const Tensor pre_t = pre.select(0, t % period), &h = h_buffers[(t + 1) % 2], &c = c_buffers[(t + 1) % 2];
-    product(pre_t, h, w_h, /*accumulate=*/true);
-    const cuda::StepState state{pre_t.const_data_ptr(), bias.const_data_ptr(),       h.const_data_ptr(),
-                                c.const_data_ptr(),     h_buffers[t % 2].data_ptr(), c_buffers[t % 2].data_ptr()};
+    const Tensor pre_t = pre.select(0, in_gates ? 0 : t % period), &h = h_buffers[(t + 1) % 2],
+                 &c = c_buffers[(t + 1) % 2];
+    product(pre_t, h, w_h, /*accumulate=*/!in_gates);
+    cuda::StepState state{};
+    state.pre = pre_t.const_data_ptr();
+    state.bias = in_gates ? nullptr : bias.const_data_ptr();
+    state.add_gates = in_gates;
+    state.h_prev = h.const_data_ptr();
+    state.c_prev = c.const_data_ptr();
+    state.h_next = h_buffers[t % 2].data_ptr();
+    state.c_next = c_buffers[t % 2].data_ptr();
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kind, stream));
   };
   run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true), 3}, project, step);

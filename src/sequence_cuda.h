@@ -75,12 +75,14 @@ cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
 // rounded to the dtype, as the next step's product reads it and the output holds it.
 
-// Around forward step t: its summed pre-activations (opmath, (batch, 3 * state)) but the bias (the
-// dtype, (3 * state,)), h and the cell state (opmath) before it, and where it writes them (past a
-// sequence's end, copies of those).
+// Around forward step t: its pre-activations' sums so far (opmath, (batch, 3 * state)), to which
+// the step adds the bias (the dtype, (3 * state,)) where given and gates[t] where add_gates, h and
+// the cell state (opmath) before it, and where it writes them (past a sequence's end, copies of
+// those).
 struct StepState {
   const void* pre;
   const void* bias;
+  bool add_gates;
   const void* h_prev;
   const void* c_prev;
   void* h_next;

@@ -27,7 +27,10 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
     const int64_t b = i / S, j = i % S;
     T z[3];
 #pragma unroll
-    for (int g = 0; g < 3; ++g) z[g] = pre[b * 3 * S + g * S + j] + (bias != nullptr ? T(bias[g * S + j]) : T(0));
+    for (int g = 0; g < 3; ++g) {
+      z[g] = pre[b * 3 * S + g * S + j] + (bias != nullptr ? T(bias[g * S + j]) : T(0)) +
+             (state.add_gates ? T(gates[b * 3 * S + g * S + j]) : T(0));
+    }
     if (runs(p.lengths, b, t)) {
       const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c_prev[i]);
       output[i] = scalar_t(o.new_h);
