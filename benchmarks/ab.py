@@ -1,0 +1,53 @@
+"""The sequence op of the working tree against the sources of a git revision: both built in
+parallel (caches of their own), then timed in turn, `--rounds` times (stages.py's timing: forward
+under no_grad and forward + backward, T = 64, the median of 15 samples of 5 back-to-back calls).
+`--env NAME=VALUE` adds a third row, the working tree with that variable set (as
+LLTM_JIT_STEP_GRAPHS=0).
+
+    PYTHONPATH=. python3 -m benchmarks.ab --base HEAD~1 --sizes 256x512x1024:bfloat16 --env LLTM_JIT_STEP_GRAPHS=0
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.stages import TIMING
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="a git revision")
+    parser.add_argument("--sizes", required=True, help="BxFxS:dtype, comma-separated")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE: a row of the tree with it set")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        archive = subprocess.run(["git", "archive", args.base, "lltm_jit", "src"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        trees = {"base": base, "new": ROOT}
+        rows = [("base", {}), ("new", {})] + [(f"new {e}", dict([e.split("=", 1)])) for e in args.env]
+
+        def env(label, extra):
+            tree = trees[label.split()[0]]
+            cache = Path(tmp) / label.split()[0] / "cache"
+            return {**os.environ, **extra, "PYTHONPATH": str(tree), "LLTM_JIT_CACHE_DIR": str(cache)}
+
+        builds = [subprocess.Popen([sys.executable, "-c", "import lltm_jit"], env=env(label, {})) for label in trees]
+        if any(b.wait() for b in builds):
+            sys.exit("a build failed (its log is above)")
+        for _ in range(args.rounds):
+            for label, extra in rows:
+                subprocess.run([sys.executable, "-c", TIMING, label, *args.sizes.split(",")], env=env(label, extra),
+                               cwd=trees[label.split()[0]], check=True)
+
+
+if __name__ == "__main__":
+    main()
