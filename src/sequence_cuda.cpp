@@ -120,11 +120,11 @@ bool step_graphs_allowed() {
 // The step path's loop as replays of one CUDA graph. A step is a cuBLAS product (one or two
 // kernels) and our step kernel, launches that cost the host more than the device's work at these
 // sizes (benchmarks/NOTES.md, "Session 15"). Every pointer a step's launches take is the same from
-// one period of steps to the next (state buffers that alternate with the step's parity, a buffer
-// of the period's pre-activations), so a stream capture records the first period's launches once,
-// and each period replays that graph with only our kernels' time step changed. The capture runs
-// on a stream of the thread's own, which no other thread's work can join (torch's default stream,
-// the legacy one, cannot be captured at all); the graph runs on the caller's stream.
+// one period of steps to the next (state buffers that alternate with the step's parity, buffers of
+// the products that each period reuses), so a stream capture records the first period's launches
+// once, and each period replays that graph with only our kernels' time step changed. The capture
+// runs on a stream of the thread's own, which no other thread's work can join (torch's default
+// stream, the legacy one, cannot be captured at all); the graph runs on the caller's stream.
 struct StepLoop {
   int64_t count;       // steps
   int64_t period;      // steps a graph holds: even
@@ -254,8 +254,9 @@ void run_steps(const StepLoop& loop, Prepare&& prepare, Step&& step) {
   }
 }
 
-// The steps a graph holds, and whose input projection one product makes: at most kGraphSteps, and
-// an even number of at most kProjectionRows rows where the batch allows it.
+// The steps a graph holds (and, in the half types' forward, whose input projection one product
+// makes): at most kGraphSteps, and an even number of at most kProjectionRows rows where the batch
+// allows it.
 constexpr int64_t kGraphSteps = 8;
 constexpr int64_t kProjectionRows = 2048;
 
