@@ -51,10 +51,14 @@ def command(tree, cache, *args, **extra):
 
 
 def spawn(tree, cache, **extra):
-    """An importer in a process group of its own, as a shell runs a command."""
+    """An importer in a process group of its own, as a shell runs a command, with Ctrl-C's
+    default disposition: a runner started in the background of a shell without job control
+    (nohup ... &) ignores SIGINT, and Python then keeps it ignored rather than raise
+    KeyboardInterrupt."""
     return subprocess.Popen([sys.executable, "-c", "import lltm_jit"], env=env_for(tree, cache, **extra),
                             cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def unprivileged():
