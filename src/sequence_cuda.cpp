@@ -27,12 +27,15 @@ const void* data_or_null(const Tensor& t) {
   return t.defined() ? t.const_data_ptr() : nullptr;
 }
 
-// LLTM_JIT_TENSOR_CORES=0 keeps the half types' persistent kernels on CUDA cores (for tests and
-// A/B timing of the two; read at each call).
-bool tensor_cores_allowed() {
-  const char* choice = std::getenv("LLTM_JIT_TENSOR_CORES");
-  return !(choice && std::strcmp(choice, "0") == 0);
+// Whether environment variable `name` is set to `value` (the switches below read it at each call,
+// for tests and A/B timing).
+bool env_is(const char* name, const char* value) {
+  const char* given = std::getenv(name);
+  return given != nullptr && std::strcmp(given, value) == 0;
 }
+
+// LLTM_JIT_TENSOR_CORES=0 keeps the half types' persistent kernels on CUDA cores.
+bool tensor_cores_allowed() { return !env_is("LLTM_JIT_TENSOR_CORES", "0"); }
 
 // LLTM_JIT_MULTIPROCESSORS=N plans the persistent kernels' tilings for N multiprocessors rather
 // than the device's (for tests of the fallback where the device cannot hold a tiling's blocks at
@@ -64,11 +67,9 @@ cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights,
   return p;
 }
 
-// LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit
-// (for tests and benchmarks of that path).
+// LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit.
 bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
-  const char* choice = std::getenv("LLTM_JIT_SEQUENCE_KERNEL");
-  return !(choice && std::strcmp(choice, "step") == 0) && cuda::persistent_fits(p, kernel_dtype(dtype));
+  return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step") && cuda::persistent_fits(p, kernel_dtype(dtype));
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
@@ -110,12 +111,8 @@ void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulat
                out.data_ptr(), out.stride(0), accumulate);
 }
 
-// LLTM_JIT_STEP_GRAPHS=0 launches the step path's steps one by one rather than as a CUDA graph
-// (for tests and A/B timing of the two; read at each call).
-bool step_graphs_allowed() {
-  const char* choice = std::getenv("LLTM_JIT_STEP_GRAPHS");
-  return !(choice && std::strcmp(choice, "0") == 0);
-}
+// LLTM_JIT_STEP_GRAPHS=0 launches the step path's steps one by one rather than as a CUDA graph.
+bool step_graphs_allowed() { return !env_is("LLTM_JIT_STEP_GRAPHS", "0"); }
 
 // The step path's loop as replays of one CUDA graph. A step is a cuBLAS product (one or two
 // kernels) and our step kernel, launches that cost the host more than the device's work at these
@@ -126,11 +123,10 @@ bool step_graphs_allowed() {
 // runs on a stream of the thread's own, which no other thread's work can join (torch's default
 // stream, the legacy one, cannot be captured at all); the graph runs on the caller's stream.
 struct StepLoop {
-  int64_t count;       // steps
-  int64_t period;      // steps a graph holds: even
-  int64_t t_stride;    // 1: step i is time step i; -1: time step count - 1 - i
-  const void* kernel;  // our step kernel, whose argument 1 is the time step
-  int kernel_args;     // its number of arguments
+  int64_t count;            // steps
+  int64_t period;           // steps a graph holds: even
+  int64_t t_stride;         // 1: step i is time step i; -1: time step count - 1 - i
+  cuda::StepKernel kernel;  // our step kernel, whose argument 1 is the time step
 };
 
 // This thread's capture stream for graphs that run on `caller`: one a caller's stream, since the
@@ -211,19 +207,20 @@ int64_t replay_periods(const StepLoop& loop, c10::cuda::CUDAStream stream, Prepa
   cudaGraphExec_t instantiated = nullptr;
   C10_CUDA_CHECK(cudaGraphInstantiate(&instantiated, graph.get(), 0));
   const GraphExec exec(instantiated, cudaGraphExecDestroy);
-  const std::vector<KernelNode> ours = kernel_nodes(graph.get(), loop.kernel);
+  const std::vector<KernelNode> ours = kernel_nodes(graph.get(), loop.kernel.function);
   // Where our launches cannot be told apart, the graph runs once and the other periods step by step.
   const int64_t periods = static_cast<int64_t>(ours.size()) == loop.period ? loop.count / loop.period : 1;
-  std::vector<void*> args(loop.kernel_args);
+  std::vector<void*> args(loop.kernel.arguments);
   for (int64_t k = 0; k < periods; ++k) {
-    for (const KernelNode& n : ours) {
-      if (k == 0) break;
-      int64_t t = n.t + k * loop.period * loop.t_stride;
-      std::copy(n.params.kernelParams, n.params.kernelParams + loop.kernel_args, args.begin());
-      args[1] = &t;  // the call copies the arguments
-      cudaKernelNodeParams params = n.params;
-      params.kernelParams = args.data();
-      C10_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec.get(), n.node, &params));
+    if (k > 0) {  // the first period runs as recorded
+      for (const KernelNode& n : ours) {
+        int64_t t = n.t + k * loop.period * loop.t_stride;
+        std::copy(n.params.kernelParams, n.params.kernelParams + args.size(), args.begin());
+        args[1] = &t;  // the call copies the arguments
+        cudaKernelNodeParams params = n.params;
+        params.kernelParams = args.data();
+        C10_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec.get(), n.node, &params));
+      }
     }
     prepare(k * loop.period, loop.period, stream.stream());
     C10_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.stream()));
@@ -318,7 +315,7 @@ void cuda_forward(ForwardRecurrence& r) {
     state.c_next = c_buffers[t % 2].data_ptr();
     C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kind, stream));
   };
-  run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true), 3}, project, step);
+  run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true)}, project, step);
   r.h_n.copy_(h_buffers[(T + 1) % 2]);
   r.c_n.copy_(c_buffers[(T + 1) % 2]);
 }
@@ -358,7 +355,7 @@ void cuda_backward(BackwardRecurrence& r) {
                                               stream));
     product(d_h, d_gates, w_h_t, /*accumulate=*/true);
   };
-  run_steps(StepLoop{T, step_period(r.sizes.batch), -1, cuda::step_kernel(kind, /*forward=*/false), 5},
+  run_steps(StepLoop{T, step_period(r.sizes.batch), -1, cuda::step_kernel(kind, /*forward=*/false)},
             [](int64_t, int64_t, cudaStream_t) {}, step);
   r.d_h.copy_(d_h);
   r.d_c.copy_(d_c);

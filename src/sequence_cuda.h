@@ -102,7 +102,12 @@ cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, 
                                  cudaStream_t stream);
 
 // The kernel that launch_step_forward (forward) or launch_step_backward launches for `dtype`,
-// whose argument 1 is the time step: the host finds its launches in a CUDA graph by it.
-const void* step_kernel(DType dtype, bool forward);
+// whose argument 1 is the time step, and its number of arguments: the host finds its launches in
+// a CUDA graph by it and sets their arguments.
+struct StepKernel {
+  const void* function;
+  int arguments;
+};
+StepKernel step_kernel(DType dtype, bool forward);
 
 }  // namespace lltm::cuda

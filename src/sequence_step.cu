@@ -83,6 +83,11 @@ unsigned step_blocks(const SequenceParams& p) {
       1, std::min<int64_t>(ceil_div(p.batch * p.state, kStepThreads), int64_t{8} * p.multiprocessors)));
 }
 
+template <typename... Args>
+StepKernel step_kernel_of(void (*kernel)(Args...)) {
+  return {reinterpret_cast<const void*>(kernel), static_cast<int>(sizeof...(Args))};
+}
+
 }  // namespace
 
 cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
@@ -107,12 +112,11 @@ cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, 
   return cudaGetLastError();
 }
 
-const void* step_kernel(DType dtype, bool forward) {
-  const void* kernel = nullptr;
+StepKernel step_kernel(DType dtype, bool forward) {
+  StepKernel kernel{};
   dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
-    kernel = forward ? reinterpret_cast<const void*>(step_forward_kernel<scalar_t>)
-                     : reinterpret_cast<const void*>(step_backward_kernel<scalar_t>);
+    kernel = forward ? step_kernel_of(step_forward_kernel<scalar_t>) : step_kernel_of(step_backward_kernel<scalar_t>);
   });
   return kernel;
 }
