@@ -15,23 +15,14 @@ struct Choice {
   bool tensor_cores;
 };
 
-// A batch this small fills a fraction of the mma's 8 columns, and float16's two-part operand then
-// costs more than the tensor cores save: the CUDA-core kernels run it where they fit
-// (benchmarks/NOTES.md, "Session 13").
-constexpr int64_t kCudaCoreBatch = 8;
-
 template <typename scalar_t>
 Choice choose(const SequenceParams& p, bool forward) {
-  const auto cuda_cores = [&] { return persistent_tiling<opmath_t<scalar_t>>(p, forward); };
   if constexpr (has_tensor_cores<scalar_t>) {
     if (p.tensor_cores) {
-      if (kOperandParts<scalar_t> == 2 && p.batch <= kCudaCoreBatch) {
-        if (const Tiling t = cuda_cores(); t.rows > 0) return {t, false};
-      }
-      if (const Tiling t = tensor_core_tiling(p, forward, kOperandParts<scalar_t>); t.rows > 0) return {t, true};
+      if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
     }
   }
-  return {cuda_cores(), false};
+  return {persistent_tiling<opmath_t<scalar_t>>(p, forward), false};
 }
 
 // f(tag, choice) with the scalar type's tag of `dtype` and the direction's choice.

@@ -13,11 +13,9 @@
 //   ldmatrix phase reads in 8 different 16-byte bank groups;
 // - each step's product runs on mma.sync.m16n8k16 (float sums): the forward's z (3 width x R) =
 //   W_tile (3 width x S) h^T (S x R), the backward's share of d_h^T (S x R) = W_tile^T (S x 3 width)
-//   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is in the
-//   storage type: for bfloat16 rounded, as torch's half-type matmul and cuDNN round it; for float16
-//   in two parts, the value rounded and its rounding error rounded (hi + lo, two mma's each): about
-//   22 bits of it where |v| is near 1, fewer below about 0.25, where the low part is a float16
-//   subnormal. The cell state, the sums and the carried gradients stay in float.
+//   d_gates^T (3 width x R). The product's operand of R rows (h, the gate gradients) is rounded to
+//   the storage type, as torch's half-type matmul, an eager loop and cuDNN round it; the cell
+//   state, the sums and the carried gradients stay in float.
 // - a block has kTensorWarps warps; its work units are (16-row tile of the product's M, split of
 //   its reduction K): the splits' partial sums meet in shared memory where there are several.
 #pragma once
@@ -29,14 +27,9 @@ namespace lltm::cuda {
 constexpr int kTensorWarps = 16;
 constexpr int kTensorThreads = 32 * kTensorWarps;
 
-// Whether the storage type runs the tensor-core kernels (the half types), and in how many parts
-// their product's operand of R rows is carried: float16 in two, so that over long sequences its
-// error stays with the CUDA-core kernels' float operand rather than at an eager loop's own
-// rounding, which one part would give (benchmarks/NOTES.md, "Session 13").
+// Whether the storage type runs the tensor-core kernels (the half types).
 template <typename scalar_t>
 constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16> || std::is_same_v<scalar_t, c10::Half>;
-template <typename scalar_t>
-constexpr int kOperandParts = std::is_same_v<scalar_t, c10::Half> ? 2 : 1;
 
 // Row strides of the shared-memory operands, in elements: the state padded to 16 (the mma's k)
 // and 8 more (see above); the partial sums' rows padded to 4 past a multiple of 32 floats, so
@@ -65,31 +58,31 @@ LLTM_HD bool tensor_partials_in_shared(const Tiling& t, bool forward) {
 }
 
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
-// the end), the product's operand of R rows in the storage type (`parts` of it), the partial sums
-// in float (in the forward, where t.partials_over_operand, in the operand's place).
-inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward, int parts) {
+// the end), the product's operand of R rows in the storage type, the partial sums in float (in the
+// forward, where t.partials_over_operand, in the operand's place).
+inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
   const int64_t w = 2 * M * ld;
   if (forward) {
-    const int64_t operand = 2 * parts * R * ld, partials = 4 * t.slices * R * tensor_partial_ld(M);
+    const int64_t operand = 2 * R * ld, partials = 4 * t.slices * R * tensor_partial_ld(M);
     return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials);
   }
   const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
-  return std::max(w, 4 * R * M) + 2 * parts * R * tensor_operand_ld(M) + partials;
+  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials;
 }
 
 // A rough cost of a step in cycles, to choose between tilings: the shared-memory reads of the
-// product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each per part, at
+// product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each, at
 // 128 bytes a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two
 // chains in flight: a few warps alone do not keep the reads at that rate, so the two add up rather
 // than overlap), plus, with several tiles, the exchange (a barrier, about 1 us, and the gather of
 // R rows of h from L2), plus the items' sums of the splits' partials (about 8 cycles each).
-inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward, int parts) {
+inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
   const TensorProduct f = tensor_product(p, t, forward);
   const int64_t n = t.rows / 8;
-  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n * parts) / 128;
+  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n) / 128;
   const int64_t chain =
-      ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * parts * 16;
+      ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * 16;
   const int64_t exchange = t.tiles > 1 ? 2000 + t.rows * p.state * (forward ? 2 : 4) / 32 : 0;
   const int64_t sums = tensor_partials_in_shared(t, forward)
                            ? t.slices * (forward ? 3 : 1) * ceil_div(t.rows * t.width, kTensorThreads) * 8
@@ -107,10 +100,10 @@ constexpr int kTensorMaxItems = 4;
 // where there are several tiles, with 2 cells of the state a thread (4 at 32 rows: a batch past
 // 16 rows a block at state 256), and the splits of the reduction that shorten the warps' chains
 // most within the shared memory. Where the forward's operand and partial sums do not both fit (a
-// float16 state near 1024 at 32 rows), the sums take the operand's place, at most one unit a warp
+// state near 1400 at 32 rows), the sums take the operand's place, at most one unit a warp
 // (the kernel stores them once every warp has read the operand). None (rows == 0) where nothing
 // fits.
-inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int parts) {
+inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
   Tiling best;
   int64_t best_cost = 0;
   int previous_tiles = 0;
@@ -131,14 +124,14 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward, int part
     Tiling chosen;
     for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
       t.partials_over_operand = false;
-      t.shared_bytes = tensor_shared_bytes(p, t, forward, parts);
+      t.shared_bytes = tensor_shared_bytes(p, t, forward);
       if (t.shared_bytes > p.shared_memory_per_block && forward && t.tiles > 1 &&
           f.m_tiles * t.slices <= kTensorWarps) {
         t.partials_over_operand = true;
-        t.shared_bytes = tensor_shared_bytes(p, t, forward, parts);
+        t.shared_bytes = tensor_shared_bytes(p, t, forward);
       }
       if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
-      const int64_t cost = tensor_step_cycles(p, t, forward, parts);
+      const int64_t cost = tensor_step_cycles(p, t, forward);
       if (chosen.rows == 0 || cost < chosen_cost) {
         chosen = t;
         chosen_cost = cost;
@@ -203,28 +196,23 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 }
 
 // One warp's unit of a product: M tile m_tile, k tiles [k_begin, k_end), N = 8 N_TILES columns
-// whose B operand is stored by column (column n's k contiguous, row stride b_ld), in kOperandParts
-// parts b_part elements apart, from `a` (where load_a or load_a_transposed finds its fragments:
-// a_at(k tile) gives this lane's row address), added to d. Two sets of sums per part, for even and
-// odd k tiles, halve the chains of dependent mma's.
+// whose B operand is stored by column (column n's k contiguous, row stride b_ld), from `a` (where
+// load_a or load_a_transposed finds its fragments: a_at(k tile) gives this lane's row address),
+// added to d. Two sets of sums, for even and odd k tiles, halve the chains of dependent mma's.
 template <typename scalar_t, int N_TILES, typename AAt>
 __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, const uint16_t* b, int b_ld,
-                                             int b_part, int k_begin, int k_end) {
-  constexpr int kParts = kOperandParts<scalar_t>;
+                                             int k_begin, int k_end) {
   const int lane = threadIdx.x;
   const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;  // b0 of column (lane / 4): k 2 (lane % 4)
-  float sums[2 * kParts][N_TILES][4] = {};  // set 2 part + (k tile odd)
+  float sums[2][N_TILES][4] = {};  // set: k tile odd
   auto step = [&](auto set_constant, int kt) {
     constexpr int set = decltype(set_constant)::value;
     uint32_t a[4];
     a_at(a, kt);
 #pragma unroll
-    for (int part = 0; part < kParts; ++part) {
-#pragma unroll
-      for (int n = 0; n < N_TILES; ++n) {
-        const uint16_t* col = b_lane + part * b_part + n * 8 * b_ld + kt * 16;
-        mma<scalar_t>(sums[2 * part + set][n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
-      }
+    for (int n = 0; n < N_TILES; ++n) {
+      const uint16_t* col = b_lane + n * 8 * b_ld + kt * 16;
+      mma<scalar_t>(sums[set][n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
     }
   };
   int kt = k_begin;
@@ -234,7 +222,7 @@ __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, c
   }
   if (kt < k_end) step(std::integral_constant<int, 0>{}, kt);
 #pragma unroll
-  for (int set = 0; set < 2 * kParts; ++set) {
+  for (int set = 0; set < 2; ++set) {
 #pragma unroll
     for (int n = 0; n < N_TILES; ++n) {
 #pragma unroll
@@ -243,54 +231,18 @@ __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, c
   }
 }
 
-// The operand's parts of a float, in one word: bits [16 p, 16 p + 16) hold part p in the storage
-// type, the value rounded to nearest and, where kOperandParts is 2, what that rounding left out.
-template <typename scalar_t>
-using OperandWord = std::conditional_t<kOperandParts<scalar_t> == 2, unsigned int, unsigned short>;
-
-template <typename scalar_t>
-__device__ __forceinline__ OperandWord<scalar_t> operand_word(float v) {
-  const scalar_t hi(v);
-  if constexpr (kOperandParts<scalar_t> == 2) {
-    return hi.x | static_cast<unsigned int>(scalar_t(v - static_cast<float>(hi)).x) << 16;
-  } else {
-    return hi.x;
-  }
-}
-
-// Writes a word's parts at `at` of an operand whose parts lie part_stride elements apart.
-template <typename scalar_t>
-__device__ __forceinline__ void put_operand(uint16_t* operand, int part_stride, int at, OperandWord<scalar_t> word) {
-#pragma unroll
-  for (int part = 0; part < kOperandParts<scalar_t>; ++part) {
-    operand[part * part_stride + at] = static_cast<uint16_t>(word >> (16 * part));
-  }
-}
-
-// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange into the operand's
-// parts, 16 bytes a load where the state allows it (each row of words then starts 16-byte
-// aligned), a word at a time otherwise: a step's gather is then one round of loads from L2.
-template <typename scalar_t, int R>
-__device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const OperandWord<scalar_t>* from, int S,
-                                               int64_t b0, int64_t B) {
-  using Word = OperandWord<scalar_t>;
-  constexpr int kWords = 16 / sizeof(Word);
-  if (S % kWords != 0) {
-    gather_rows<R>([&](int r, int k, Word word) { put_operand<scalar_t>(operand, R * ld, r * ld + k, word); }, from,
-                   S, b0, B);
+// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange (in the storage type)
+// into the operand, 16 bytes a load where the state allows it (each row then starts 16-byte
+// aligned), an element at a time otherwise: a step's gather is then one round of loads from L2.
+template <int R>
+__device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
+                                               int64_t B) {
+  if (S % 8 != 0) {
+    gather_rows<R>([&](int r, int k, uint16_t v) { operand[r * ld + k] = v; }, from, S, b0, B);
     return;
   }
-  const auto put = [&](int r, int chunk, uint4 v) {
-    uint16_t* at = operand + r * ld + chunk * kWords;
-    if constexpr (kOperandParts<scalar_t> == 1) {
-      *reinterpret_cast<uint4*>(at) = v;
-    } else {  // four words (hi | lo << 16): their hi halves to part 0, their lo halves to part 1
-      *reinterpret_cast<uint2*>(at) = make_uint2(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.z, v.w, 0x5410));
-      *reinterpret_cast<uint2*>(at + R * ld) =
-          make_uint2(__byte_perm(v.x, v.y, 0x7632), __byte_perm(v.z, v.w, 0x7632));
-    }
-  };
-  gather_rows<R>(put, reinterpret_cast<const uint4*>(from), S / kWords, b0, B);
+  gather_rows<R>([&](int r, int chunk, uint4 v) { *reinterpret_cast<uint4*>(operand + r * ld + chunk * 8) = v; },
+                 reinterpret_cast<const uint4*>(from), S / 8, b0, B);
 }
 
 // The backward's d_h of each item that runs step t: the sum over the tiles, in order, of their

@@ -19,10 +19,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const Place at = place<R>(tiling);
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
   const size_t w_bytes = std::max(size_t{2} * M * ld, size_t{4} * R * M);
-  constexpr int kParts = kOperandParts<scalar_t>;
-  // dg[part * R * dg_ld + r * dg_ld + g * W + c]: operand_word's parts of the gate gradients
+  // dg[r * dg_ld + g * W + c]: the gate gradients in the storage type
   uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);
-  T* partial = reinterpret_cast<T*>(dg + kParts * R * dg_ld);  // partial[(s * R + r) * partial_ld + k]
+  T* partial = reinterpret_cast<T*>(dg + R * dg_ld);  // partial[(s * R + r) * partial_ld + k]
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -32,7 +31,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
     w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
   }
-  for (int i = thread; i < kParts * R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
+  for (int i = thread; i < R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
   BackwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
   auto* gates = static_cast<scalar_t*>(p.gates);
@@ -44,7 +43,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) {
-      put_operand<scalar_t>(dg, R * dg_ld, it.r * dg_ld + g * W + it.c, operand_word<scalar_t>(d));
+      dg[it.r * dg_ld + g * W + it.c] = scalar_t(d).x;
     });
     __syncthreads();  // the step's gate gradients are in shared memory
     const int parity = static_cast<int>(t % 2);
@@ -58,7 +57,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       float d[N_TILES][4] = {};
       warp_product<scalar_t, N_TILES>(
           d, [&](uint32_t(&a)[4], int kt) { load_a_transposed(a, a_lane + kt * 16 * ld); }, dg, dg_ld,
-          R * dg_ld, k_begin, min(k_begin + per_split, k_tiles));
+          k_begin, min(k_begin + per_split, k_tiles));
 #pragma unroll
       for (int n = 0; n < N_TILES; ++n) {
 #pragma unroll

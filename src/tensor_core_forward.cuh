@@ -16,14 +16,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
-  constexpr int kParts = kOperandParts<scalar_t>;
-  uint16_t* h = w + M * ld;  // h[part * R * ld + r * ld + k]: operand_word's parts of h
+  uint16_t* h = w + M * ld;  // h[r * ld + k] in the storage type
   // partial[(s * R + r) * partial_ld + g * W + c], past the operand or over it
-  T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + kParts * R * ld);
+  T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + R * ld);
   const Workspace<T> ws = workspace<T>(p, tiling);
-  using Word = OperandWord<scalar_t>;
-  static_assert(sizeof(Word) <= sizeof(T));
-  auto* exchange = reinterpret_cast<Word*>(ws.exchange);  // [2][batch][state] of operand_word's
+  auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] in the storage type
   int* arrivals = ws.arrivals + at.group;
   const auto* weights = static_cast<const uint16_t*>(p.weights);
   const int thread = thread_rank(), threads = block_threads();
@@ -36,7 +33,6 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
     h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
-    if (kParts == 2) h[R * ld + r * ld + k] = 0;  // h0 is in the storage type: nothing left out
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
   auto* output = static_cast<scalar_t*>(p.output);
@@ -77,7 +73,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       float d[N_TILES][4] = {};
       if (unit) {
         warp_product<scalar_t, N_TILES>(
-            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, R * ld, k_begin,
+            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, k_begin,
             min(k_begin + per_split, k_tiles));
       }
       if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
@@ -117,16 +113,16 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
         output[row * S + it.j] = scalar_t(0);
       }
       if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
-      const Word word = operand_word<scalar_t>(h_own[m]);
+      const uint16_t word = scalar_t(h_own[m]).x;
       if (tiling.tiles == 1) {
-        put_operand<scalar_t>(h, R * ld, it.r * ld + it.j, word);
+        h[it.r * ld + it.j] = word;
       } else {
         __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
       }
     }
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      gather_operand<scalar_t, R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
+      gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }

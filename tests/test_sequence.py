@@ -558,9 +558,9 @@ def test_low_precision_long_sequence(device, dtype):
 # The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of
 # rows, short of 8); split over 21 tiles in two groups (the last tile and group short, and a state
 # that the exchange moves a word at a time, not 16 bytes); groups of 16 rows with two splits of the
-# forward's reduction; groups of 32 rows at a state the CUDA-core kernels do not hold (in float16
-# the forward's partial sums over its operand); and 19 groups of 32 rows (the last short) over 4
-# tiles of 64 columns, 4 cells of the state a thread, at a batch the CUDA-core kernels do not hold.
+# forward's reduction; groups of 32 rows at a state the CUDA-core kernels do not hold; and 19
+# groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread, at
+# a batch the CUDA-core kernels do not hold.
 TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 
@@ -583,8 +583,7 @@ def ran(kernels, name):
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
     """The half types run the persistent kernels on tensor cores, each direction;
     LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1024 and
-    at batch 600 they do not: the step path); float32 never runs on tensor cores. float16, whose
-    operand takes two parts, runs a batch of at most 8 on CUDA cores."""
+    at batch 600 they do not: the step path); float32 never runs on tensor cores."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
 
@@ -593,7 +592,7 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
         return cuda_kernels(lambda: torch.autograd.grad(output.sum(), args[:3])) | cuda_kernels(
             lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
 
-    half = dtype == torch.bfloat16 or (dtype == torch.float16 and size[0] > 8)
+    half = dtype in (torch.float16, torch.bfloat16)
     for allowed in (True, False):
         monkeypatch.setenv("LLTM_JIT_TENSOR_CORES", "1" if allowed else "0")
         names = kernels()
