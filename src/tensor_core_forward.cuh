@@ -123,6 +123,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
+      // The partial sums overwrote the operand's columns past the state, which the product reads
+      // against W_h's zeros there: zeros again (bits of a float may be a NaN's, and 0 NaN is NaN).
+      if (tiling.partials_over_operand && padded > S) {
+        const int pad = padded - S;
+        for (int i = thread; i < R * pad; i += threads) h[i / pad * ld + S + i % pad] = 0;
+      }
     }
     __syncthreads();  // the new h is in
   }

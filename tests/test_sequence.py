@@ -556,12 +556,13 @@ def test_low_precision_long_sequence(device, dtype):
 
 
 # The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of
-# rows, short of 8); split over 21 tiles in two groups (the last tile and group short, and a state
-# that the exchange moves a word at a time, not 16 bytes); groups of 16 rows with two splits of the
-# forward's reduction; groups of 32 rows at a state the CUDA-core kernels do not hold; and 19
-# groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread, at
-# a batch the CUDA-core kernels do not hold.
-TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (64, 8, 1024), (600, 8, 256)]
+# rows, short of 8); split over 21 tiles in two groups (the last tile and group short, and a
+# state that the exchange moves an element at a time, not 16 bytes); groups of 16 rows with two
+# splits of the forward's reduction; a group of 32 rows at a state the CUDA-core kernels do not
+# hold, the forward's partial sums over its operand; and 19 groups of 32 rows (the last short)
+# over 4 tiles of 64 columns, 4 cells of the state a thread, at a batch the CUDA-core kernels do
+# not hold.
+TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (32, 8, 1400), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 
 
@@ -582,7 +583,7 @@ def ran(kernels, name):
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
     """The half types run the persistent kernels on tensor cores, each direction;
-    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1024 and
+    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1400 and
     at batch 600 they do not: the step path); float32 never runs on tensor cores."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
