@@ -58,7 +58,8 @@ label, specs = sys.argv[1], sys.argv[2:]
 for spec in specs:
     size, dtype = spec.split(":")
     B, F, S = map(int, size.split("x"))
-    dtype, gen = getattr(torch, dtype), torch.Generator(device="cuda").manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"  # float32 with TF32 products
+    dtype, gen = getattr(torch, "float32" if dtype == "tf32" else dtype), torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(64, B, F, device="cuda", generator=gen).to(dtype)
     w = (torch.randn(3 * S, S + F, device="cuda", generator=gen) / (S + F) ** 0.5).to(dtype).requires_grad_()
     b = torch.zeros(3 * S, device="cuda", dtype=dtype, requires_grad=True)
@@ -85,7 +86,7 @@ for spec in specs:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", required=True, help="BxFxS:dtype, comma-separated")
+    parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated")
     parser.add_argument("--stages", default="product,gather,barrier")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()

@@ -347,13 +347,19 @@ void cuda_backward(BackwardRecurrence& r) {
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor d_gates = r.gates.new_empty({r.sizes.batch, 3 * r.sizes.state});
+  // W_h^T, which every step's product reads. With TF32 products, a row-major copy made once a
+  // call: cuBLAS reads W_h transposed in place through a slower kernel there (an sm80 one, 13 us a
+  // step at 256x512x1024 against the forward's 10; benchmarks/NOTES.md, "Session 17"). Without
+  // TF32 the copy does not pay.
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
+  const bool tf32 = dtype == at::kFloat && at::globalContext().allowTF32CuBLAS();
+  const Tensor w_h_rows = tf32 ? w_h_t.contiguous() : w_h_t;
   const int64_t T = r.sizes.time;
   const auto kind = kernel_dtype(dtype);
   const auto step = [&](int64_t i, cudaStream_t stream) {
     C10_CUDA_CHECK(cuda::launch_step_backward(p, T - 1 - i, d_h.data_ptr(), d_c.data_ptr(), d_gates.data_ptr(), kind,
                                               stream));
-    product(d_h, d_gates, w_h_t, /*accumulate=*/true);
+    product(d_h, d_gates, w_h_rows, /*accumulate=*/true);
   };
   run_steps(StepLoop{T, step_period(r.sizes.batch), -1, cuda::step_kernel(kind, /*forward=*/false)},
             [](int64_t, int64_t, cudaStream_t) {}, step);

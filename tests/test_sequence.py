@@ -656,6 +656,28 @@ def test_step_path_runs_as_graphs(dtype, monkeypatch):
 
 
 @requires_cuda
+def test_step_path_with_tf32_products(monkeypatch):
+    """Where torch allows TF32 products, the float32 step path's products use them (its results
+    move away from TF32-off's by TF32's rounding), the backward's through a row-major copy of
+    W_h^T, and stay as close to float64's as an eager loop's under the same setting, with mixed
+    lengths and without."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    args = [a.detach().float().requires_grad_() for a in make_sequence(10, 5, 6, 40, device="cuda", seed=24)]
+    exact = [a.detach().double().requires_grad_() for a in args]
+    for lengths in (torch.tensor([10, 0, 4, 9, 1]), None):
+        plain = run(lltm_sequence, args, lengths=lengths)
+        previous, torch.backends.cuda.matmul.allow_tf32 = torch.backends.cuda.matmul.allow_tf32, True
+        try:
+            ours, eager = run(lltm_sequence, args, lengths=lengths), run(reference_lltm_sequence, args, lengths=lengths)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+        reference = run(reference_lltm_sequence, exact, lengths=lengths)
+        assert max(rel_err(a, b) for a, b in zip(ours, plain)) > 1e-5
+        for name, a, e, x in zip(NAMES, ours, eager, reference):
+            assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, name
+
+
+@requires_cuda
 def test_step_path_inside_a_callers_cuda_graph(monkeypatch):
     """Where the caller captures a CUDA graph, the step path's launches join that capture rather
     than making a graph of their own, and its replays follow new inputs."""
