@@ -111,8 +111,10 @@ def test_lengths_sorted(device):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
 def test_cpu_lengths_results_do_not_depend_on_threads(dtype):
     """Every output of the CPU's forward with lengths, the saved gates and cells too, is the same
-    bit for bit on 1, 2 and 3 threads (blocks that stop whole or in part), and the gates saved for
-    the steps a sequence did not run are zeros."""
+    on 1, 2 and 3 threads (blocks that stop whole or in part), and the gates saved for the steps a
+    sequence did not run are zeros. Bit for bit on our AVX-512 kernel, which computes a row the
+    same way in any block; a BLAS may round a row by the block's row count or its own threads
+    (MKL on AVX2 does, ATen's path alike), so there to the dtype's rounding."""
     args = make_sequence(6, 5, 3, 7, dtype=dtype, seed=4, requires_grad=False)
     lengths = torch.tensor([6, 0, 2, 6, 1])
     threads = torch.get_num_threads()
@@ -123,9 +125,10 @@ def test_cpu_lengths_results_do_not_depend_on_threads(dtype):
             results.append(torch.ops.lltm_jit.sequence_forward(*args, lengths, True))
     finally:
         torch.set_num_threads(threads)
+    exact = cpu_recurrence() == "avx512"
     for other in results[1:]:
         for a, b in zip(results[0], other):
-            assert torch.equal(a, b)
+            assert torch.equal(a, b) if exact else rel_err(a, b) < 10 * torch.finfo(dtype).eps
     gates = results[0][3]
     for b, length in enumerate(lengths.tolist()):
         assert torch.count_nonzero(gates[length:, b]) == 0
