@@ -348,9 +348,8 @@ void cuda_backward(BackwardRecurrence& r) {
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
   const Tensor d_gates = r.gates.new_empty({r.sizes.batch, 3 * r.sizes.state});
   // W_h^T, which every step's product reads. With TF32 products, a row-major copy made once a
-  // call: cuBLAS reads W_h transposed in place through a slower kernel there (an sm80 one, 13 us a
-  // step at 256x512x1024 against the forward's 10; benchmarks/NOTES.md, "Session 17"). Without
-  // TF32 the copy does not pay.
+  // call: cuBLAS reads W_h transposed in place through a slower kernel there, an sm80 one
+  // (benchmarks/NOTES.md, "Session 17"). Without TF32 the copy does not pay.
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
   const bool tf32 = dtype == at::kFloat && at::globalContext().allowTF32CuBLAS();
   const Tensor w_h_rows = tf32 ? w_h_t.contiguous() : w_h_t;
