@@ -65,6 +65,10 @@ inline cudaDataType data_type(at::ScalarType dtype) {
                                : CUDA_R_16BF;
 }
 
+// Whether a product of `dtype` runs in TF32: float32 where torch allows it for cuBLAS, as torch's
+// matmul does.
+inline bool tf32(at::ScalarType dtype) { return dtype == at::kFloat && at::globalContext().allowTF32CuBLAS(); }
+
 // C = op(A) op(B), or C += op(A) op(B) where `accumulate`, in cuBLAS's column-major terms, A and
 // B of `dtype`, C of `c_dtype` (dtype, or float for the half types); the math in float for the
 // half types and, as torch's matmul, in TF32 for float32 only where torch allows it.
@@ -75,9 +79,7 @@ inline void gemm(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op tra
   const bool doubles = dtype == at::kDouble;
   const void* one = doubles ? static_cast<const void*>(&one_double) : &one_float;
   const void* beta = accumulate ? one : doubles ? static_cast<const void*>(&zero_double) : &zero_float;
-  const int compute = dtype == at::kDouble                                              ? kCompute64F
-                      : dtype == at::kFloat && at::globalContext().allowTF32CuBLAS() ? kCompute32FFastTF32
-                                                                                      : kCompute32F;
+  const int compute = dtype == at::kDouble ? kCompute64F : tf32(dtype) ? kCompute32FFastTF32 : kCompute32F;
   const int status = api()->gemm(handle(), transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
                                  ldb, beta, c, data_type(c_dtype), ldc, compute, kGemmDefault);
   TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));

@@ -351,8 +351,7 @@ void cuda_backward(BackwardRecurrence& r) {
   // call: cuBLAS reads W_h transposed in place through a slower kernel there, an sm80 one
   // (benchmarks/NOTES.md, "Session 17"). Without TF32 the copy does not pay.
   const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
-  const bool tf32 = dtype == at::kFloat && at::globalContext().allowTF32CuBLAS();
-  const Tensor w_h_rows = tf32 ? w_h_t.contiguous() : w_h_t;
+  const Tensor w_h_rows = cublas::tf32(dtype) ? w_h_t.contiguous() : w_h_t;
   const int64_t T = r.sizes.time;
   const auto kind = kernel_dtype(dtype);
   const auto step = [&](int64_t i, cudaStream_t stream) {
