@@ -13,7 +13,9 @@
 // exchange a vector a step through global memory (L2) and wait for each other at a barrier, which
 // needs them all resident at once (a cooperative launch): the forward gathers the new h of every
 // column before the next product; the backward's product gives each tile's share of d_h for every
-// column, and each column's owner adds up the tiles' shares.
+// column, and each column's owner adds up the tiles' shares. (The tensor-core kernels' groups may
+// instead run as thread-block clusters on sm_90 and exchange through each other's shared memory:
+// tensor_core.cuh.)
 #pragma once
 
 #include "sequence_kernels.cuh"
@@ -45,14 +47,17 @@ struct Tiling {
                        // take more where their blocks' rows and width need it)
   bool partials_over_operand = false;  // the tensor-core forward's partial sums share the shared
                                        // memory of the product's operand (where both do not fit)
+  bool cluster = false;  // the blocks of a group form a thread-block cluster: they exchange through
+                         // each other's shared memory and wait at the cluster's barrier (sm_90)
   size_t shared_bytes = 0;
 };
 
-// The workspace, in the math type: where tiles > 1, what the blocks of a group exchange (the
+// The workspace, in the math type: where tiles > 1 and the group is no cluster, what the blocks of
+// a group exchange (the
 // forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x batch x state; two
 // halves that alternate with the step's parity); where the backward sums d_bias over more than
 // one group of rows, each group's sums (groups x 3 x state). Then counters that start at zero: an
-// arrival counter per group (tiles > 1), then a ticket per tile (the d_bias sums).
+// arrival counter per group (where it exchanges), then a ticket per tile (the d_bias sums).
 template <typename T>
 struct Workspace {
   T* exchange;
@@ -78,7 +83,7 @@ LLTM_HD WorkspaceSizes workspace_sizes(const Params& p, const Tiling& t) {
   constexpr bool forward = is_forward<Params>;
   if (t.rows == 0) return {};  // the tiling does not fit: no launch
   const int64_t groups = ceil_div(p.batch, t.rows);
-  const bool split = t.tiles > 1, bias = sums_bias(p) && groups > 1;
+  const bool split = t.tiles > 1 && !t.cluster, bias = sums_bias(p) && groups > 1;
   return {split ? 2 * (forward ? 1 : t.tiles) * p.batch * p.state : 0, bias ? groups * 3 * p.state : 0,
           split ? groups : 0, bias ? t.tiles : 0};
 }
@@ -248,8 +253,9 @@ __device__ __forceinline__ Share slice_share(int count) {
 
 // Launches one instantiation of a persistent kernel, `kernel` of R rows per group, with `block`
 // threads a block, after zeroing its workspace's counters. Where the blocks of a group wait for
-// each other, every block must be resident at once: where the device cannot hold them all (a
-// shared GPU, fewer multiprocessors than p.multiprocessors), nothing is launched and the answer is
+// each other at counters in L2, every block must be resident at once; where they form a cluster,
+// the clusters run independently, and the device must hold one. Where it cannot (a shared GPU,
+// fewer multiprocessors than p.multiprocessors), nothing is launched and the answer is
 // cudaErrorCooperativeLaunchTooLarge, for the caller to take the per-step path.
 template <typename scalar_t, int R, typename Params>
 cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
@@ -259,9 +265,33 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
       error != cudaSuccess) {
     return error;
   }
+  if (tiling.cluster && tiling.tiles > 8) {  // past the portable cluster size
+    if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
   const int groups = static_cast<int>(ceil_div(p.batch, R)), blocks = tiling.tiles * groups;
-  const bool cooperative = tiling.tiles > 1;
-  if (cooperative) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeCooperative;
+  attributes[0].val.cooperative = tiling.tiles > 1 && !tiling.cluster;
+  attributes[1].id = cudaLaunchAttributeClusterDimension;
+  attributes[1].val.clusterDim.x = tiling.cluster ? static_cast<unsigned>(tiling.tiles) : 1;
+  attributes[1].val.clusterDim.y = attributes[1].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = block;
+  config.dynamicSmemBytes = tiling.shared_bytes;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = tiling.cluster ? 2 : 1;
+  if (tiling.cluster) {
+    int clusters = 0;
+    if (const cudaError_t error = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); error != cudaSuccess) {
+      return error;
+    }
+    if (clusters < 1) return cudaErrorCooperativeLaunchTooLarge;
+  } else if (attributes[0].val.cooperative) {
     int device = 0, multiprocessors = 0, per_multiprocessor = 0;
     if (cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
     if (cudaError_t error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
@@ -282,16 +312,6 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
       return error;
     }
   }
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeCooperative;
-  attribute.val.cooperative = cooperative;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = block;
-  config.dynamicSmemBytes = tiling.shared_bytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
   const cudaError_t error = cudaLaunchKernelEx(&config, kernel, p, tiling);
   // Refused for its size where the occupancy check above said yes (a GPU partitioned in a way it
   // does not see): the caller runs the per-step path, so the runtime's record of it goes.

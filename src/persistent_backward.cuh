@@ -77,20 +77,20 @@ struct BackwardCells {
     }
   }
 
-  // d_h of every cell that ran step t: where there is one tile, from_partials(item), the block's
-  // partial sums; else the sum over the tiles, in order, of their shares in the exchange
-  // ([2][tiles][batch][state], the half of the step's parity). Past a sequence's end h passes
-  // through unchanged.
-  template <typename FromPartials>
+  // d_h of every cell that ran step t: where `tiles` is 1, from_block(item), from the block's
+  // shared memory (its partial sums where one tile holds every column, a cluster's inbox); else
+  // the sum over the tiles, in order, of their shares in the exchange ([2][tiles][batch][state],
+  // the half of the step's parity). Past a sequence's end h passes through unchanged.
+  template <typename FromBlock>
   __device__ __forceinline__ void take_dh(int64_t t, int tiles, const T* exchange, int parity, int64_t B, int S,
-                                          FromPartials&& from_partials) {
+                                          FromBlock&& from_block) {
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
       if (!it.valid || t >= it.length) continue;
       T total = T(0);
       if (tiles == 1) {
-        total = from_partials(it);
+        total = from_block(it);
       } else {
         const T* shares = exchange + (parity * tiles * B + it.b) * S + it.j;
 #pragma unroll 8

@@ -37,6 +37,14 @@ bool env_is(const char* name, const char* value) {
 // LLTM_JIT_TENSOR_CORES=0 keeps the half types' persistent kernels on CUDA cores.
 bool tensor_cores_allowed() { return !env_is("LLTM_JIT_TENSOR_CORES", "0"); }
 
+// LLTM_JIT_CLUSTERS=N caps the persistent kernels' thread-block clusters at N blocks; 0 keeps
+// their blocks out of clusters (their groups then exchange through L2 and wait at counters there).
+int largest_cluster() {
+  const char* given = std::getenv("LLTM_JIT_CLUSTERS");
+  return given != nullptr && *given != '\0' ? std::max(0, std::min(std::atoi(given), cuda::kMaxCluster))
+                                             : cuda::kMaxCluster;
+}
+
 // LLTM_JIT_MULTIPROCESSORS=N plans the persistent kernels' tilings for N multiprocessors rather
 // than the device's (for tests of the fallback where the device cannot hold a tiling's blocks at
 // once; read at each call).
@@ -58,6 +66,7 @@ cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights,
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.tensor_cores = cuda::device_attribute(cudaDevAttrComputeCapabilityMajor) >= 8 && tensor_cores_allowed();
+  cuda::plan_clusters(p, largest_cluster());
   p.weights = weights.const_data_ptr();
   p.weights_ld = weights.stride(0);
   p.c0 = data_or_null(r.c0);

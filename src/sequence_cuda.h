@@ -13,6 +13,10 @@ namespace lltm::cuda {
 // Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n. The base holds what
 // both directions read; ForwardParams and BackwardParams add what each alone reads or writes, so
 // that a kernel of one direction cannot be handed the other's.
+// The largest thread-block cluster the persistent kernels plan for: the most blocks that sm_90 lets
+// a launch opt in to (8 without opting in).
+constexpr int kMaxCluster = 16;
+
 struct SequenceParams {
   int64_t time, batch, state;
   int multiprocessors;     // what the persistent kernels' tilings plan for
@@ -20,6 +24,9 @@ struct SequenceParams {
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
   bool tensor_cores;       // the half types' persistent kernels may run on tensor cores (sm_80
                            // and later, and LLTM_JIT_TENSOR_CORES is not 0)
+  int resident_clusters[kMaxCluster + 1];  // [n]: how many clusters of n blocks, a block a
+                           // multiprocessor, the device holds at once (plan_clusters); 0 where the
+                           // kernels may not run as clusters
   const int64_t* lengths;  // (batch,) on the device; nullptr: every sequence is `time` steps long
   const void* weights;     // (3 * state, ld); the recurrent block W_h is its first `state` columns
   int64_t weights_ld;
@@ -49,6 +56,10 @@ struct BackwardParams : SequenceParams {
   void* d_bias;            // (3 * state,): where given, the persistent backward writes the bias
                            // gradient, summed over the steps as they go
 };
+
+// Fills p.resident_clusters for the current device, for clusters of at most `largest` blocks
+// (sm_90 and later; zeros before it), asking the runtime once per device.
+void plan_clusters(SequenceParams& p, int largest);
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
 // or split over several: whether they can for these sizes and dtype on the current device (on

@@ -5,8 +5,49 @@
 #include "persistent.cuh"
 #include "tensor_core.cuh"
 
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+
 namespace lltm::cuda {
 namespace {
+
+using ClusterCounts = std::array<int, kMaxCluster + 1>;
+
+// A kernel of the persistent kernels' block that does nothing: with the most shared memory a block
+// may have, a multiprocessor holds one, as it holds one of theirs.
+__global__ void __launch_bounds__(kPersistentThreads) cluster_probe() {}
+
+// How many clusters of n such blocks `device` holds at once, for each n up to kMaxCluster: zeros
+// before sm_90, and where the runtime does not say (its error is cleared: nothing depends on it).
+ClusterCounts probe_clusters(int device, int shared_bytes) {
+  ClusterCounts counts{};
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess || major < 9 ||
+      cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess ||
+      cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return counts;
+  }
+  for (int n = 2; n <= kMaxCluster; ++n) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(n);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(n));
+    config.blockDim = dim3(kPersistentThreads);
+    config.dynamicSmemBytes = static_cast<size_t>(shared_bytes);
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&counts[n], cluster_probe, &config) != cudaSuccess) {
+      (void)cudaGetLastError();
+      counts[n] = 0;
+    }
+  }
+  return counts;
+}
 
 // A direction's kernels for the storage type at hand: their tiling (rows == 0: none fits), and
 // whether they are the tensor-core ones.
@@ -63,6 +104,22 @@ size_t workspace_bytes_of(const Params& p, DType dtype) {
 }
 
 }  // namespace
+
+void plan_clusters(SequenceParams& p, int largest) {
+  std::fill(std::begin(p.resident_clusters), std::end(p.resident_clusters), 0);
+  int device = 0;
+  if (largest < 2) return;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  static std::mutex mutex;
+  static std::map<int, ClusterCounts> known;  // by device
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [at, added] = known.try_emplace(device);
+  if (added) at->second = probe_clusters(device, static_cast<int>(p.shared_memory_per_block));
+  std::copy(at->second.begin(), at->second.begin() + largest + 1, std::begin(p.resident_clusters));
+}
 
 bool persistent_fits(const SequenceParams& p, DType dtype) {
   bool fits = true;

@@ -18,6 +18,12 @@
 //   state, the sums and the carried gradients stay in float.
 // - a block has kTensorWarps warps; its work units are (16-row tile of the product's M, split of
 //   its reduction K): the splits' partial sums meet in shared memory where there are several.
+// - on sm_90, where a group has at most kMaxCluster tiles, its blocks may form a thread-block
+//   cluster (Tiling::cluster): each block then writes what the others need straight into their
+//   shared memory (the forward its columns of the new h into their operands, the backward each
+//   owner's columns of its share of d_h into the owner's inbox), in buffers that alternate with
+//   the step's parity, and the group waits at the cluster's barrier, one a step; the clusters of
+//   different groups never wait for each other, so no launch needs them all resident.
 #pragma once
 
 #include "persistent.cuh"
@@ -50,40 +56,50 @@ LLTM_HD TensorProduct tensor_product(const SequenceParams& p, const Tiling& t, b
 }
 
 // Whether a block's partial sums go through shared memory: always in the forward (each item adds
-// its sums up from there); in the backward where the reduction is split, or where one tile holds
-// every column (each item then adds its d_h up from there). Otherwise each block's share of d_h
+// its sums up from there); in the backward where the reduction is split, where one tile holds
+// every column (each item then adds its d_h up from there), or where the group is a cluster (the
+// shares go to their owners from there, 16 bytes a store). Otherwise each block's share of d_h
 // goes from the fragments' registers to the exchange.
 LLTM_HD bool tensor_partials_in_shared(const Tiling& t, bool forward) {
-  return forward || t.tiles == 1 || t.slices > 1;
+  return forward || t.tiles == 1 || t.slices > 1 || t.cluster;
+}
+
+// The backward's inbox of a cluster's block, in floats: [2][tiles][R][width], each tile's share of
+// d_h of the block's columns, for two steps.
+LLTM_HD int64_t tensor_inbox_size(const Tiling& t) {
+  return t.cluster ? 2 * int64_t{t.tiles} * t.rows * t.width : 0;
 }
 
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
-// the end), the product's operand of R rows in the storage type, the partial sums in float (in the
-// forward, where t.partials_over_operand, in the operand's place).
+// the end), the product's operand of R rows in the storage type (two in a cluster's forward), the
+// partial sums in float (in the forward, where t.partials_over_operand, in the operand's place),
+// and a cluster's backward inbox.
 inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
   const int64_t w = 2 * M * ld;
   if (forward) {
-    const int64_t operand = 2 * R * ld, partials = 4 * t.slices * R * tensor_partial_ld(M);
+    const int64_t operand = 2 * R * ld * (t.cluster ? 2 : 1), partials = 4 * t.slices * R * tensor_partial_ld(M);
     return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials);
   }
   const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
-  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials;
+  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials + 4 * tensor_inbox_size(t);
 }
 
 // A rough cost of a step in cycles, to choose between tilings: the shared-memory reads of the
 // product's fragments (an A fragment of 512 bytes and R / 8 B fragments of 256 each, at
 // 128 bytes a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two
 // chains in flight: a few warps alone do not keep the reads at that rate, so the two add up rather
-// than overlap), plus, with several tiles, the exchange (a barrier, about 1 us, and the gather of
-// R rows of h from L2), plus the items' sums of the splits' partials (about 8 cycles each).
+// than overlap), plus, with several tiles, the exchange (through L2: a barrier, about 1 us, and the
+// gather of R rows of h; in a cluster about 0.5 us, its barrier and the stores into the other
+// blocks, which ranks the tilings measured in benchmarks/NOTES.md "Session 18" as they ran), plus
+// the items' sums of the splits' partials (about 8 cycles each).
 inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
   const TensorProduct f = tensor_product(p, t, forward);
   const int64_t n = t.rows / 8;
   const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n) / 128;
   const int64_t chain =
       ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * 16;
-  const int64_t exchange = t.tiles > 1 ? 2000 + t.rows * p.state * (forward ? 2 : 4) / 32 : 0;
+  const int64_t exchange = t.tiles == 1 ? 0 : t.cluster ? 1000 : 2000 + t.rows * p.state * (forward ? 2 : 4) / 32;
   const int64_t sums = tensor_partials_in_shared(t, forward)
                            ? t.slices * (forward ? 3 : 1) * ceil_div(t.rows * t.width, kTensorThreads) * 8
                            : 0;
@@ -94,52 +110,78 @@ inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool
 constexpr int kTensorMaxRows = 32;
 constexpr int kTensorMaxItems = 4;
 
+// Tiling t (its width, tiles, rows and cluster set) with the items a thread that its rows and
+// width need, and the splits of the reduction of least rough cost that fit in shared memory (the
+// forward's partial sums over its operand where nothing else fits and the group is no cluster,
+// whose second operand would be overwritten); rows == 0 where none fits.
+inline Tiling tensor_core_slices(const SequenceParams& p, Tiling t, bool forward) {
+  t.items = t.rows * t.width > kItems * kTensorThreads ? kTensorMaxItems : kItems;
+  if (t.rows > kTensorMaxRows || t.rows * t.width > t.items * kTensorThreads) return {};
+  if (t.items > kItems && t.rows < kTensorMaxRows) return {};  // instantiated at 32 rows only
+  const TensorProduct f = tensor_product(p, t, forward);
+  int64_t chosen_cost = 0;
+  Tiling chosen;
+  for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
+    t.partials_over_operand = false;
+    t.shared_bytes = tensor_shared_bytes(p, t, forward);
+    if (t.shared_bytes > p.shared_memory_per_block && forward && t.tiles > 1 && !t.cluster &&
+        f.m_tiles * t.slices <= kTensorWarps) {
+      t.partials_over_operand = true;
+      t.shared_bytes = tensor_shared_bytes(p, t, forward);
+    }
+    if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
+    const int64_t cost = tensor_step_cycles(p, t, forward);
+    if (chosen.rows == 0 || cost < chosen_cost) {
+      chosen = t;
+      chosen_cost = cost;
+    }
+  }
+  return chosen;
+}
+
 // The tiling of the least rough cost among those that fit: widths a multiple of 16 (the mma's m
-// in the forward, its k in the backward) for 1, 2, 4, ... tiles; for each the fewest rows (8, 16
-// or 32: the mma's n, once, twice or four times) that keep a group's blocks resident at once
-// where there are several tiles, with 2 cells of the state a thread (4 at 32 rows: a batch past
-// 16 rows a block at state 256), and the splits of the reduction that shorten the warps' chains
-// most within the shared memory. Where the forward's operand and partial sums do not both fit (a
-// state near 1400 at 32 rows), the sums take the operand's place, at most one unit a warp
-// (the kernel stores them once every warp has read the operand). None (rows == 0) where nothing
-// fits.
+// in the forward, its k in the backward) for 1, 2, 4, ... tiles, each with its groups' blocks in
+// clusters (where the device runs them) and not; for each the fewest rows (8, 16 or 32: the mma's
+// n, once, twice or four times) that keep a group's blocks resident at once where there are
+// several tiles (every group's, or as clusters every group's cluster), with 2 cells of the state a
+// thread (4 at 32 rows: a batch past 16 rows a block at state 256), and the splits of the
+// reduction that shorten the warps' chains most within the shared memory. A cluster takes no more
+// rows than the same tiles without one: fewer groups of more rows, where fewer clusters than
+// groups fit, leave multiprocessors idle (and measured slower). Where the forward's operand and
+// partial sums do not both fit (a state near 1400 at 32 rows), the sums take the operand's place,
+// at most one unit a warp (the kernel stores them once every warp has read the operand). None
+// (rows == 0) where nothing fits.
 inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
   Tiling best;
   int64_t best_cost = 0;
   int previous_tiles = 0;
-  for (int64_t nominal = 1; nominal <= p.multiprocessors && (nominal == 1 || p.cooperative); nominal *= 2) {
+  for (int64_t nominal = 1; nominal <= p.multiprocessors; nominal *= 2) {
     Tiling t;
     t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 16));
     t.tiles = static_cast<int>(ceil_div(p.state, t.width));
     if (t.tiles == previous_tiles) continue;
     previous_tiles = t.tiles;
-    for (t.rows = 8; t.rows <= kTensorMaxRows; t.rows *= 2) {
-      if (t.tiles == 1 || t.tiles * ceil_div(p.batch, t.rows) <= p.multiprocessors) break;
-    }
-    t.items = t.rows * t.width > kItems * kTensorThreads ? kTensorMaxItems : kItems;
-    if (t.rows > kTensorMaxRows || t.rows * t.width > t.items * kTensorThreads) continue;
-    if (t.items > kItems && t.rows < kTensorMaxRows) continue;  // instantiated at 32 rows only
-    const TensorProduct f = tensor_product(p, t, forward);
-    int64_t chosen_cost = 0;
-    Tiling chosen;
-    for (t.slices = 1; t.slices <= f.k_tiles && t.slices <= kTensorWarps; ++t.slices) {
-      t.partials_over_operand = false;
-      t.shared_bytes = tensor_shared_bytes(p, t, forward);
-      if (t.shared_bytes > p.shared_memory_per_block && forward && t.tiles > 1 &&
-          f.m_tiles * t.slices <= kTensorWarps) {
-        t.partials_over_operand = true;
-        t.shared_bytes = tensor_shared_bytes(p, t, forward);
+    int rows_alone = 0;  // without clusters
+    for (const bool cluster : {false, true}) {
+      t.cluster = cluster;
+      for (t.rows = 8; t.rows <= kTensorMaxRows; t.rows *= 2) {
+        const int64_t groups = ceil_div(p.batch, t.rows);
+        if (cluster ? groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)]
+                    : t.tiles == 1 || t.tiles * groups <= p.multiprocessors) {
+          break;
+        }
       }
-      if (t.shared_bytes > p.shared_memory_per_block) break;  // more splits only take more
-      const int64_t cost = tensor_step_cycles(p, t, forward);
-      if (chosen.rows == 0 || cost < chosen_cost) {
-        chosen = t;
-        chosen_cost = cost;
+      if (!cluster) rows_alone = t.rows;
+      const bool allowed = cluster ? t.tiles > 1 && t.tiles <= kMaxCluster && t.rows <= rows_alone
+                                   : t.tiles == 1 || p.cooperative;
+      if (!allowed) continue;
+      const Tiling chosen = tensor_core_slices(p, t, forward);
+      if (chosen.rows == 0) continue;
+      const int64_t cost = tensor_step_cycles(p, chosen, forward);
+      if (best.rows == 0 || cost < best_cost) {
+        best = chosen;
+        best_cost = cost;
       }
-    }
-    if (chosen.rows != 0 && (best.rows == 0 || chosen_cost < best_cost)) {
-      best = chosen;
-      best_cost = chosen_cost;
     }
   }
   return best;
@@ -149,6 +191,39 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
 // in particular) from sm_80; SequenceParams::tensor_cores is false below it.
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// A cluster's shared memory (sm_90): the address in block `rank`'s shared memory of what `local`
+// is in this block's (every block of a kernel lays its shared memory out alike), 16 bytes stored
+// there, and the cluster's barrier: what each thread of the cluster stored before it, to its own
+// block's shared memory or another's, is visible after it to every thread of the cluster.
+__device__ __forceinline__ unsigned cluster_address(const void* local, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned address;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(address) : "r"(shared_address(local)), "r"(rank));
+  return address;
+#else
+  __trap();  // the host plans clusters on sm_90 and later only
+  return 0;
+#endif
+}
+
+__device__ __forceinline__ void store_cluster(unsigned address, const uint4& v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(address), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
+__device__ __forceinline__ void cluster_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
 }
 
 // An A fragment (16 x 16, row-major) of a matrix stored row-major: lane l gives row (l % 16) at
@@ -287,29 +362,37 @@ __device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
   return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
 }
 
-// Launches one instantiation of a direction's kernel, of storage type scalar_t with R rows a group
-// and ITEMS cells of the state a thread: defined in tensor_core_<direction>.cuh, instantiated per
-// dtype in tensor_core_<direction>_<dtype>.cu, those of four items in ..._<dtype>_wide.cu (so that
+// Launches one instantiation of a direction's kernel, of storage type scalar_t with R rows a group,
+// ITEMS cells of the state a thread, and its groups in clusters or not: defined in
+// tensor_core_<direction>.cuh, instantiated per dtype in tensor_core_<direction>_<dtype>.cu, the
+// clusters' in ..._<dtype>_cluster.cu and those of four items in ..._<dtype>_wide.cu (so that
 // they compile beside the others rather than after them).
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
-// Launches the instantiation that the tiling's rows and items name. Four items a thread only where
-// 32 rows of a wide tile need them: they take registers that the others spend on the product.
-template <typename scalar_t, typename Params>
-cudaError_t launch_tensor_core_typed(const Params& p, const Tiling& tiling, cudaStream_t stream) {
+template <typename scalar_t, bool CLUSTER, typename Params>
+cudaError_t launch_tensor_core_rows(const Params& p, const Tiling& tiling, cudaStream_t stream) {
   switch (tiling.rows) {
-    case 8: return launch_tensor_core_kernel<scalar_t, 8, kItems>(p, tiling, stream);
-    case 16: return launch_tensor_core_kernel<scalar_t, 16, kItems>(p, tiling, stream);
+    case 8: return launch_tensor_core_kernel<scalar_t, 8, kItems, CLUSTER>(p, tiling, stream);
+    case 16: return launch_tensor_core_kernel<scalar_t, 16, kItems, CLUSTER>(p, tiling, stream);
     case 32:
       if (tiling.items == kTensorMaxItems) {
-        return launch_tensor_core_kernel<scalar_t, 32, kTensorMaxItems>(p, tiling, stream);
+        return launch_tensor_core_kernel<scalar_t, 32, kTensorMaxItems, CLUSTER>(p, tiling, stream);
       }
-      return launch_tensor_core_kernel<scalar_t, 32, kItems>(p, tiling, stream);
+      return launch_tensor_core_kernel<scalar_t, 32, kItems, CLUSTER>(p, tiling, stream);
     default: return cudaErrorInvalidConfiguration;  // tensor_core_tiling said no
   }
+}
+
+// Launches the instantiation that the tiling's rows, items and cluster name. Four items a thread
+// only where 32 rows of a wide tile need them: they take registers that the others spend on the
+// product.
+template <typename scalar_t, typename Params>
+cudaError_t launch_tensor_core_typed(const Params& p, const Tiling& tiling, cudaStream_t stream) {
+  return tiling.cluster ? launch_tensor_core_rows<scalar_t, true>(p, tiling, stream)
+                        : launch_tensor_core_rows<scalar_t, false>(p, tiling, stream);
 }
 
 }  // namespace lltm::cuda

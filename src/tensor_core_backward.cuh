@@ -6,7 +6,7 @@
 
 namespace lltm::cuda {
 
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(BackwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
@@ -22,6 +22,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   // dg[r * dg_ld + g * W + c]: the gate gradients in the storage type
   uint16_t* dg = reinterpret_cast<uint16_t*>(shared + w_bytes);
   T* partial = reinterpret_cast<T*>(dg + R * dg_ld);  // partial[(s * R + r) * partial_ld + k]
+  // In a cluster: inbox[((parity * tiles + u) * R + r) * W + c], tile u's share of d_h at (r, j0 + c)
+  T* inbox = partial + tiling.slices * R * partial_ld;
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -34,6 +36,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   for (int i = thread; i < R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
   BackwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
+  if constexpr (CLUSTER) cluster_barrier();  // every block of the cluster runs before any writes into it
   auto* gates = static_cast<scalar_t*>(p.gates);
   const TensorProduct f = tensor_product(p, tiling, false);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
@@ -73,7 +76,27 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       }
     }
     __syncthreads();  // the partial sums are in; every warp has read the gate gradients
-    if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+    if (CLUSTER) {
+      // Each tile's columns of this block's share (its splits added up), 16 bytes a store, into
+      // the tile's inbox of this step's parity (which its block finished reading before the last
+      // barrier), then the barrier.
+      const int chunks = W / 4, per_tile = R * chunks;
+      for (int i = thread; i < tiling.tiles * per_tile; i += threads) {
+        const int u = i / per_tile, r = i % per_tile / chunks, c = i % chunks * 4, k = u * W + c;
+        unsigned v[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          T total = T(0);
+          if (k + q < S) {
+            for (int s = 0; s < splits; ++s) total += partial[(s * R + r) * partial_ld + k + q];
+          }
+          v[q] = __float_as_uint(total);
+        }
+        const T* to = inbox + ((parity * tiling.tiles + at.tile) * R + r) * W + c;
+        store_cluster(cluster_address(to, u), make_uint4(v[0], v[1], v[2], v[3]));
+      }
+      cluster_barrier();
+    } else if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
       if (in_shared) {
         for (int i = thread; i < R * S; i += threads) {
           const int r = i / S, k = i % S;
@@ -86,22 +109,29 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
-    const auto from_partials = [&](const Item& it) {  // one tile: the splits' partial sums
+    // One tile: the splits' partial sums; a cluster: the tiles' shares in the inbox.
+    const auto from_block = [&](const Item& it) {
       T total = T(0);
-      for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
+      if (CLUSTER) {
+        for (int u = 0; u < tiling.tiles; ++u) total += inbox[((parity * tiling.tiles + u) * R + it.r) * W + it.c];
+      } else {
+        for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
+      }
       return total;
     };
     // Four items a thread take their shares in runs (add_shares); with two, where each thread
     // rarely holds more than one item at several tiles, runs measured slower than a loop an item.
     // (The one-tile call names its tile count, so that the loop over shares compiles away.)
-    if constexpr (ITEMS == kTensorMaxItems) {
+    if constexpr (CLUSTER) {
+      cells.take_dh(t, 1, exchange, parity, B, S, from_block);
+    } else if constexpr (ITEMS == kTensorMaxItems) {
       if (tiling.tiles > 1) {
         add_shares(cells.dh, cells.items, exchange + parity * tiling.tiles * B * S, tiling.tiles, B, S, t);
       } else {
-        cells.take_dh(t, 1, exchange, parity, B, S, from_partials);
+        cells.take_dh(t, 1, exchange, parity, B, S, from_block);
       }
     } else {
-      cells.take_dh(t, tiling.tiles, exchange, parity, B, S, from_partials);
+      cells.take_dh(t, tiling.tiles, exchange, parity, B, S, from_block);
     }
   }
   cells.finish(p, S);
@@ -114,9 +144,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   cells.template sum_bias<R>(p, tiling, at, ws, sums, S);
 }
 
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  return launch_persistent<scalar_t, R>(tensor_core_backward_kernel<scalar_t, R, ITEMS>, p, tiling, stream,
+  return launch_persistent<scalar_t, R>(tensor_core_backward_kernel<scalar_t, R, ITEMS, CLUSTER>, p, tiling, stream,
                                         dim3(32, kTensorWarps));
 }
 

@@ -1,8 +1,11 @@
-// The persistent backward kernel on tensor cores for c10::Half storage of 32 rows a group and four
-// cells of the state a thread, in a file of its own so that it compiles beside the others.
+// The persistent backward kernels on tensor cores for c10::Half storage of 32 rows a group and four
+// cells of the state a thread, their groups in clusters or not, in a file of their own so that
+// they compile beside the others.
 #include "tensor_core_backward.cuh"
 
 namespace lltm::cuda {
-template cudaError_t launch_tensor_core_kernel<c10::Half, 32, kTensorMaxItems>(
+template cudaError_t launch_tensor_core_kernel<c10::Half, 32, kTensorMaxItems, false>(
+    const BackwardParams&, const Tiling&, cudaStream_t);
+template cudaError_t launch_tensor_core_kernel<c10::Half, 32, kTensorMaxItems, true>(
     const BackwardParams&, const Tiling&, cudaStream_t);
 }  // namespace lltm::cuda

@@ -5,7 +5,7 @@
 
 namespace lltm::cuda {
 
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(ForwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
@@ -16,9 +16,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
   uint16_t* w = reinterpret_cast<uint16_t*>(shared);  // w[(g * W + c) * ld + k] = W_h[g*S + j0 + c][k]
-  uint16_t* h = w + M * ld;  // h[r * ld + k] in the storage type
-  // partial[(s * R + r) * partial_ld + g * W + c], past the operand or over it
-  T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + R * ld);
+  uint16_t* h = w + M * ld;  // h[r * ld + k] in the storage type; in a cluster, h[2][R * ld] by parity
+  // partial[(s * R + r) * partial_ld + g * W + c], past the operand(s) or over it
+  T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + (CLUSTER ? 2 : 1) * R * ld);
   const Workspace<T> ws = workspace<T>(p, tiling);
   auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] in the storage type
   int* arrivals = ws.arrivals + at.group;
@@ -33,6 +33,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
     h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
+    if constexpr (CLUSTER) h[(R + r) * ld + k] = 0;  // the other's columns past the state and rows past the batch
   }
   auto* gates = static_cast<scalar_t*>(p.gates);
   auto* output = static_cast<scalar_t*>(p.output);
@@ -48,12 +49,19 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
 #pragma unroll
     for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
   }
-  __syncthreads();
+  if constexpr (CLUSTER) {
+    cluster_barrier();  // every block of the cluster runs, its operands set, before any writes into them
+  } else {
+    __syncthreads();
+  }
   const TensorProduct f = tensor_product(p, tiling, true);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
   const int lane = threadIdx.x;
   for (int64_t t = 0; t < p.time; ++t) {
+    // The operand of step t, and in a cluster where the new h goes (the other parity's)
+    uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;
+    uint16_t* h_next = CLUSTER ? h + ((t + 1) % 2) * R * ld : h;
     T next[ITEMS][3];
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
@@ -73,7 +81,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       float d[N_TILES][4] = {};
       if (unit) {
         warp_product<scalar_t, N_TILES>(
-            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, h, ld, k_begin,
+            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, operand, ld, k_begin,
             min(k_begin + per_split, k_tiles));
       }
       if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
@@ -114,13 +122,28 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       }
       if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
       const uint16_t word = scalar_t(h_own[m]).x;
-      if (tiling.tiles == 1) {
-        h[it.r * ld + it.j] = word;
+      if (CLUSTER || tiling.tiles == 1) {
+        h_next[it.r * ld + it.j] = word;
       } else {
         __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
       }
     }
-    if (tiling.tiles > 1) {
+    if (CLUSTER) {
+      // This block's columns of the new h, 16 bytes a store, into the other blocks' operands of
+      // the next step (which they finished reading before the last barrier), then the barrier.
+      if (t + 1 < p.time) {
+        __syncthreads();
+        const int chunks = W / 8, per_block = R * chunks;
+        for (int i = thread; i < (tiling.tiles - 1) * per_block; i += threads) {
+          const int rank = (at.tile + 1 + i / per_block) % tiling.tiles, r = i % per_block / chunks;
+          const int k = at.j0 + i % chunks * 8;
+          if (k >= padded) continue;
+          const uint16_t* from = h_next + r * ld + k;
+          store_cluster(cluster_address(from, rank), *reinterpret_cast<const uint4*>(from));
+        }
+        cluster_barrier();
+      }
+    } else if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
       // The partial sums overwrote the operand's columns past the state, which the product reads
@@ -135,9 +158,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   store_items<scalar_t>(items, h_own, c, p.h_n, p.c_n, S);
 }
 
-template <typename scalar_t, int R, int ITEMS>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
-  return launch_persistent<scalar_t, R>(tensor_core_forward_kernel<scalar_t, R, ITEMS>, p, tiling, stream,
+  return launch_persistent<scalar_t, R>(tensor_core_forward_kernel<scalar_t, R, ITEMS, CLUSTER>, p, tiling, stream,
                                         dim3(32, kTensorWarps));
 }
 

@@ -559,14 +559,16 @@ def test_low_precision_long_sequence(device, dtype):
 
 
 # The tensor-core kernels' size classes (B x F x S) on the H200: W_h in one block (one group of
-# rows, short of 8); split over 21 tiles in two groups (the last tile and group short, and a
-# state that the exchange moves an element at a time, not 16 bytes); groups of 16 rows with two
-# splits of the forward's reduction; a group of 32 rows at a state the CUDA-core kernels do not
-# hold, the forward's partial sums over its operand; and 19 groups of 32 rows (the last short)
-# over 4 tiles of 64 columns, 4 cells of the state a thread, at a batch the CUDA-core kernels do
-# not hold.
+# rows, short of 8); split over 11 tiles in two groups (the last tile and group short, and a
+# state that the exchange moves an element at a time, not 16 bytes; without clusters 21 tiles);
+# 16 tiles in five groups of 8 rows; a group of 32 rows at a state the CUDA-core kernels do not
+# hold, over 88 tiles, past a cluster's 16, the forward's partial sums over its operand; and 19
+# groups of 32 rows (the last short) over 4 tiles of 64 columns, 4 cells of the state a thread, at
+# a batch the CUDA-core kernels do not hold. On sm_90 the groups of the second, third and last
+# run as clusters.
 TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (32, 8, 1400), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
+IN_CLUSTERS = [TENSOR_CORE_SIZES[i] for i in (1, 2, 4)]
 
 
 def cuda_kernels(fn):
@@ -585,10 +587,13 @@ def ran(kernels, name):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
-    """The half types run the persistent kernels on tensor cores, each direction;
-    LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at state 1400 and
-    at batch 600 they do not: the step path); float32 never runs on tensor cores."""
+    """The half types run the persistent kernels on tensor cores, each direction, their groups
+    as thread-block clusters on sm_90 where W_h splits over at most 16 tiles, and not where
+    LLTM_JIT_CLUSTERS=0; LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit
+    (at state 1400 and at batch 600 they do not: the step path); float32 never runs on tensor
+    cores."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_CLUSTERS", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
 
     def kernels():
@@ -604,6 +609,13 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
             assert ran(names, f"tensor_core_{direction}_kernel") == (half and allowed), (direction, names)
             cuda_cores = size in CUDA_CORES_HOLD and not (half and allowed)
             assert ran(names, f"persistent_{direction}_kernel") == cuda_cores, names
+    if half and torch.cuda.get_device_capability() >= (9, 0):
+        monkeypatch.setenv("LLTM_JIT_TENSOR_CORES", "1")
+        for clusters in ("16", "0"):
+            monkeypatch.setenv("LLTM_JIT_CLUSTERS", clusters)
+            names = {n for n in kernels() if "tensor_core_" in n}
+            assert len(names) == 2 and all(n.split(">(")[0].endswith(", true") == (
+                size in IN_CLUSTERS and clusters == "16") for n in names), names
 
 
 @requires_cuda
@@ -712,6 +724,7 @@ def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, d
     there, launching no persistent kernel, and matches the reference. Where one block holds W_h
     (5x8x40) nothing waits: the persistent kernels still run."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.setenv("LLTM_JIT_CLUSTERS", "0")  # clusters need one group resident, not all
     monkeypatch.setenv("LLTM_JIT_MULTIPROCESSORS", str(4 * torch.cuda.get_device_properties(0).multi_processor_count))
     args64 = make_sequence(7, *size, device="cuda", seed=17)
     args = [a.detach().to(dtype).requires_grad_() for a in args64]
@@ -762,12 +775,15 @@ def assert_low_precision_lengths(size, dtype, device):
 
 
 @requires_cuda
+@pytest.mark.parametrize("clusters", ["16", "0"], ids=["clusters", "no_clusters"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
-def test_tensor_cores_with_lengths(size, dtype, monkeypatch):
-    """Lengths on tensor cores (assert_low_precision_lengths)."""
+def test_tensor_cores_with_lengths(size, dtype, clusters, monkeypatch):
+    """Lengths on tensor cores (assert_low_precision_lengths), with the groups in clusters where
+    the device runs them and not."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    monkeypatch.setenv("LLTM_JIT_CLUSTERS", clusters)
     assert_low_precision_lengths(size, dtype, "cuda")
 
 
