@@ -754,6 +754,25 @@ def test_tensor_cores_long_sequence(size, dtype, monkeypatch):
         assert ours <= eager, name
 
 
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_clusters_sum_as_the_exchange_through_l2(dtype, monkeypatch):
+    """Where the tiling is the same with clusters and without (600x8x256 on the H200: 4 tiles of
+    32 rows), the cluster's exchange gives the same bits, outputs and gradients alike: it moves h
+    unchanged, and each d_h adds the tiles' shares in the same order."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("thread-block clusters need sm_90")
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(16, 600, 8, 256, device="cuda", seed=1)]
+    results = {}
+    for clusters in ("16", "0"):
+        monkeypatch.setenv("LLTM_JIT_CLUSTERS", clusters)
+        results[clusters] = run(lltm_sequence, args)
+    for name, a, b in zip(NAMES, results["16"], results["0"]):
+        assert torch.equal(a, b), name
+
+
 def assert_low_precision_lengths(size, dtype, device):
     """Mixed lengths (0 and time among them), with and without an initial state: outputs and
     gradients within twice the eager loop's error against float64 of the same rounded inputs; past
