@@ -285,10 +285,17 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = tiling.cluster ? 2 : 1;
+  // A refusal of the cluster's size (a GPU shared through MPS, or partitioned) takes the per-step
+  // path as the cooperative launch's does, its record in the runtime cleared.
+  const auto refused = [&](cudaError_t error) {
+    if (!tiling.cluster || error != cudaErrorInvalidClusterSize) return error;
+    (void)cudaGetLastError();
+    return cudaErrorCooperativeLaunchTooLarge;
+  };
   if (tiling.cluster) {
     int clusters = 0;
     if (const cudaError_t error = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); error != cudaSuccess) {
-      return error;
+      return refused(error);
     }
     if (clusters < 1) return cudaErrorCooperativeLaunchTooLarge;
   } else if (attributes[0].val.cooperative) {
@@ -312,7 +319,7 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
       return error;
     }
   }
-  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, p, tiling);
+  const cudaError_t error = refused(cudaLaunchKernelEx(&config, kernel, p, tiling));
   // Refused for its size where the occupancy check above said yes (a GPU partitioned in a way it
   // does not see): the caller runs the per-step path, so the runtime's record of it goes.
   if (error == cudaErrorCooperativeLaunchTooLarge) (void)cudaGetLastError();

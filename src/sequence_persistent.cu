@@ -20,17 +20,26 @@ using ClusterCounts = std::array<int, kMaxCluster + 1>;
 __global__ void __launch_bounds__(kPersistentThreads) cluster_probe() {}
 
 // How many clusters of n such blocks `device` holds at once, for each n up to kMaxCluster: zeros
-// before sm_90, and where the runtime does not say (its error is cleared: nothing depends on it).
+// before sm_90, and where this build's code for the device is older than sm_90's (an arch list of
+// 8.0+PTX run on an H200: there the cluster instructions compile to a trap); up to 8 where the
+// device refuses larger clusters; zeros where the runtime does not say (its error is cleared:
+// nothing depends on it).
 ClusterCounts probe_clusters(int device, int shared_bytes) {
   ClusterCounts counts{};
   int major = 0;
+  cudaFuncAttributes built{};
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess || major < 9 ||
-      cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess ||
-      cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+      cudaFuncGetAttributes(&built, cluster_probe) != cudaSuccess || built.ptxVersion < 90 ||
+      cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess) {
     (void)cudaGetLastError();
     return counts;
   }
-  for (int n = 2; n <= kMaxCluster; ++n) {
+  int largest = kMaxCluster;
+  if (cudaFuncSetAttribute(cluster_probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    largest = 8;  // the portable size
+  }
+  for (int n = 2; n <= largest; ++n) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeClusterDimension;
     attribute.val.clusterDim.x = static_cast<unsigned>(n);
