@@ -53,11 +53,11 @@ struct Tiling {
 };
 
 // The workspace, in the math type: where tiles > 1 and the group is no cluster, what the blocks of
-// a group exchange (the
-// forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x batch x state; two
-// halves that alternate with the step's parity); where the backward sums d_bias over more than
-// one group of rows, each group's sums (groups x 3 x state). Then counters that start at zero: an
-// arrival counter per group (where it exchanges), then a ticket per tile (the d_bias sums).
+// a group exchange (the forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x
+// batch x state; two halves that alternate with the step's parity); where the backward sums d_bias
+// over more than one group of rows, each group's sums (groups x 3 x state). Then counters that
+// start at zero: an arrival counter per group (where it exchanges), then a ticket per tile (the
+// d_bias sums).
 template <typename T>
 struct Workspace {
   T* exchange;
@@ -251,6 +251,15 @@ __device__ __forceinline__ Share slice_share(int count) {
   return {begin, begin + per < count ? begin + per : count};
 }
 
+// The launch attribute that groups a 1-D grid's blocks into clusters of n consecutive blocks.
+inline cudaLaunchAttribute cluster_dimension(int n) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(n);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  return attribute;
+}
+
 // Launches one instantiation of a persistent kernel, `kernel` of R rows per group, with `block`
 // threads a block, after zeroing its workspace's counters. Where the blocks of a group wait for
 // each other at counters in L2, every block must be resident at once; where they form a cluster,
@@ -272,12 +281,9 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
     }
   }
   const int groups = static_cast<int>(ceil_div(p.batch, R)), blocks = tiling.tiles * groups;
-  cudaLaunchAttribute attributes[2] = {};
+  cudaLaunchAttribute attributes[2] = {{}, cluster_dimension(tiling.cluster ? tiling.tiles : 1)};
   attributes[0].id = cudaLaunchAttributeCooperative;
   attributes[0].val.cooperative = tiling.tiles > 1 && !tiling.cluster;
-  attributes[1].id = cudaLaunchAttributeClusterDimension;
-  attributes[1].val.clusterDim.x = tiling.cluster ? static_cast<unsigned>(tiling.tiles) : 1;
-  attributes[1].val.clusterDim.y = attributes[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = block;
@@ -285,10 +291,14 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = tiling.cluster ? 2 : 1;
-  // A refusal of the cluster's size (a GPU shared through MPS, or partitioned) takes the per-step
-  // path as the cooperative launch's does, its record in the runtime cleared.
+  // A launch refused for its size (a GPU shared through MPS, or partitioned in a way the checks
+  // below do not see: the cooperative launch's refusal, or the cluster's) is answered
+  // cudaErrorCooperativeLaunchTooLarge, for the caller to run the per-step path, and the runtime's
+  // record of it goes.
   const auto refused = [&](cudaError_t error) {
-    if (!tiling.cluster || error != cudaErrorInvalidClusterSize) return error;
+    if (error != cudaErrorCooperativeLaunchTooLarge && !(tiling.cluster && error == cudaErrorInvalidClusterSize)) {
+      return error;
+    }
     (void)cudaGetLastError();
     return cudaErrorCooperativeLaunchTooLarge;
   };
@@ -319,11 +329,7 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
       return error;
     }
   }
-  const cudaError_t error = refused(cudaLaunchKernelEx(&config, kernel, p, tiling));
-  // Refused for its size where the occupancy check above said yes (a GPU partitioned in a way it
-  // does not see): the caller runs the per-step path, so the runtime's record of it goes.
-  if (error == cudaErrorCooperativeLaunchTooLarge) (void)cudaGetLastError();
-  return error;
+  return refused(cudaLaunchKernelEx(&config, kernel, p, tiling));
 }
 
 template <typename scalar_t>

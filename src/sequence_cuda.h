@@ -9,14 +9,14 @@
 
 namespace lltm::cuda {
 
-// A sequence's tensors, each contiguous and of the dtype the launch names, except grad_output.
-// Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n. The base holds what
-// both directions read; ForwardParams and BackwardParams add what each alone reads or writes, so
-// that a kernel of one direction cannot be handed the other's.
 // The largest thread-block cluster the persistent kernels plan for: the most blocks that sm_90 lets
 // a launch opt in to (8 without opting in).
 constexpr int kMaxCluster = 16;
 
+// A sequence's tensors, each contiguous and of the dtype the launch names, except grad_output.
+// Row b of step t of a (time, batch, n) tensor starts at (t * batch + b) * n. The base holds what
+// both directions read; ForwardParams and BackwardParams add what each alone reads or writes, so
+// that a kernel of one direction cannot be handed the other's.
 struct SequenceParams {
   int64_t time, batch, state;
   int multiprocessors;     // what the persistent kernels' tilings plan for

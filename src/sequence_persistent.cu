@@ -40,10 +40,7 @@ ClusterCounts probe_clusters(int device, int shared_bytes) {
     largest = 8;  // the portable size
   }
   for (int n = 2; n <= largest; ++n) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned>(n);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    cudaLaunchAttribute attribute = cluster_dimension(n);
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(static_cast<unsigned>(n));
     config.blockDim = dim3(kPersistentThreads);
@@ -116,8 +113,8 @@ size_t workspace_bytes_of(const Params& p, DType dtype) {
 
 void plan_clusters(SequenceParams& p, int largest) {
   std::fill(std::begin(p.resident_clusters), std::end(p.resident_clusters), 0);
-  int device = 0;
   if (largest < 2) return;
+  int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
     return;
