@@ -1,12 +1,12 @@
-"""Where a tensor-core persistent step's time goes, without hardware counters: the sequence op timed
-in copies of the sources with one stage of both tensor-core kernels left out, the stage's cost being
+"""Where a persistent step's time goes, without hardware counters: the sequence op timed in copies
+of the sources with one stage of the persistent kernels (both families) left out, the stage's cost being
 the difference (their results are wrong; only their times count). Each copy builds in a cache of its
 own, in parallel, and the copies are timed in turn, `--rounds` times, forward under no_grad and
 forward + backward (CUDA events, the median of 15 samples of 5 calls, T = 64).
 
     PYTHONPATH=. python3 -m benchmarks.stages --sizes 1024x256x256:bfloat16,128x512x512:float16
 
-Stages: `product` (each step's mma's over W_h: no warp takes a unit), `gather` (the forward's gather
+Stages: `product` (each step's product over W_h: no warp takes a unit, no thread a column), `gather` (the forward's gather
 of h from L2 after the barrier; the backward keeps its exchange), `barrier` (the gather and every
 wait at the group's counter, left as a block barrier).
 """
@@ -21,24 +21,30 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-UNITS = "for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {"  # the backward's
-UNIT = "const bool unit = u < m_tiles * splits;"  # the forward's
+HEADERS = [f"{family}_{direction}.cuh" for family in ("tensor_core", "persistent") for direction in ("forward", "backward")]
+# Where each kernel's step product starts, and the same with no warp or thread taking it.
+PRODUCTS = {
+    "tensor_core_forward.cuh": ("const bool unit = u < m_tiles * splits;", "const bool unit = false;"),
+    "tensor_core_backward.cuh": ("for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {",
+                                 "for (int u = threadIdx.y; u < 0; u += kTensorWarps) {"),
+    "persistent_forward.cuh": ("if (col < W) {", "if (false) {"),
+    "persistent_backward.cuh": ("if (k < S) {", "if (false) {"),
+}
 WAIT = re.compile(r"arrive_and_wait\(arrivals, [^;]*\);")
 GATHER = re.compile(r"gather_(?:rows|operand)<[^;]*;", re.S)
 
 
-def left_out(stage: str, forward: str, backward: str) -> tuple[str, str]:
-    """The two kernel headers' text with `stage` left out."""
+def left_out(stage: str, name: str, text: str) -> str:
+    """Kernel header `name`'s text with `stage` left out."""
     changed = "the kernels changed: update benchmarks/stages.py"
-    assert UNIT in forward and UNITS in backward and GATHER.search(forward), changed
-    assert all(WAIT.search(text) for text in (forward, backward)), changed
+    (product, none), forward = PRODUCTS[name], name.endswith("forward.cuh")
+    assert product in text and WAIT.search(text) and (GATHER.search(text) or not forward), changed
     if stage == "product":
-        return forward.replace(UNIT, UNIT.replace("u < m_tiles * splits", "false")), backward.replace(
-            UNITS, UNITS.replace("u < m_tiles * splits", "u < 0"))
+        return text.replace(product, none)
     if stage == "gather":
-        return GATHER.sub("", forward), backward
+        return GATHER.sub("", text) if forward else text
     if stage == "barrier":
-        return WAIT.sub("__syncthreads();", GATHER.sub("", forward)), WAIT.sub("__syncthreads();", backward)
+        return WAIT.sub("__syncthreads();", GATHER.sub("", text) if forward else text)
     raise ValueError(stage)
 
 
@@ -46,9 +52,9 @@ def copy_tree(dest: Path, stage: str | None) -> None:
     for name in ("lltm_jit", "src"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     if stage is not None:
-        headers = [dest / "src" / f"tensor_core_{d}.cuh" for d in ("forward", "backward")]
-        for header, text in zip(headers, left_out(stage, *(h.read_text() for h in headers))):
-            header.write_text(text)
+        for name in HEADERS:
+            header = dest / "src" / name
+            header.write_text(left_out(stage, name, header.read_text()))
 
 
 TIMING = r"""

@@ -156,15 +156,17 @@ __device__ __forceinline__ Place place(const Tiling& t) {
 
 // Arrives at the group's counter and waits until it reaches `target` (tiles arrivals a step):
 // what every block of the group wrote to global memory before arriving is then visible to every
-// thread of this one.
+// thread of this one. The block's barrier orders its threads' writes before thread 0's arrival,
+// whose release (not a sequentially consistent __threadfence, which waits longer) publishes them;
+// the acquiring polls order what follows after the last arrival.
 __device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0) {
-    __threadfence();
-    atomicAdd(arrivals, 1);
-    while (*static_cast<volatile int*>(arrivals) < target) {
-    }
-    __threadfence();
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(arrivals) : "memory");
+    int seen = 0;
+    do {
+      asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
+    } while (seen < target);
   }
   __syncthreads();
 }
@@ -239,6 +241,22 @@ __device__ __forceinline__ void gather_rows(Put&& put, const T* from, int S, int
       if (i < R * S) put(i / S, i % S, v[u]);
     }
   }
+}
+
+// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange into the operand (row
+// stride ld elements, rows 16-byte aligned where S is a multiple of 16 bytes), 16 bytes a load
+// where the state allows it, an element at a time otherwise: a step's gather is then one round of
+// loads from L2, or few.
+template <int R, typename T>
+__device__ __forceinline__ void gather_operand(T* operand, int ld, const T* from, int S, int64_t b0, int64_t B) {
+  constexpr int kPerLoad = 16 / sizeof(T);
+  if (S % kPerLoad != 0) {
+    gather_rows<R>([&](int r, int k, T v) { operand[r * ld + k] = v; }, from, S, b0, B);
+    return;
+  }
+  gather_rows<R>(
+      [&](int r, int chunk, uint4 v) { *reinterpret_cast<uint4*>(operand + r * ld + chunk * kPerLoad) = v; },
+      reinterpret_cast<const uint4*>(from), S / kPerLoad, b0, B);
 }
 
 // This thread slice's share [begin, end) of `count`.

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
     }
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      gather_rows<R>([&](int r, int k, T v) { h[r * padded + k] = v; }, exchange + (t % 2) * B * S, S, at.b0, B);
+      gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }

@@ -306,20 +306,6 @@ __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, c
   }
 }
 
-// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange (in the storage type)
-// into the operand, 16 bytes a load where the state allows it (each row then starts 16-byte
-// aligned), an element at a time otherwise: a step's gather is then one round of loads from L2.
-template <int R>
-__device__ __forceinline__ void gather_operand(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
-                                               int64_t B) {
-  if (S % 8 != 0) {
-    gather_rows<R>([&](int r, int k, uint16_t v) { operand[r * ld + k] = v; }, from, S, b0, B);
-    return;
-  }
-  gather_rows<R>([&](int r, int chunk, uint4 v) { *reinterpret_cast<uint4*>(operand + r * ld + chunk * 8) = v; },
-                 reinterpret_cast<const uint4*>(from), S / 8, b0, B);
-}
-
 // The backward's d_h of each item that runs step t: the sum over the tiles, in order, of their
 // shares (`shares`: the step's [tiles][batch][state] of the exchange); the other items keep theirs.
 // The loads of every item for a run of tiles are in flight together, one round trip to L2 for
