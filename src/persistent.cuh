@@ -27,10 +27,14 @@
 namespace lltm::cuda {
 
 // A persistent block has `columns` x `slices` threads: slices split each step's reduction over
-// W_h, and every thread then updates at most kItems (row, column) cells of the state.
+// W_h, and every thread then updates at most kItems (row, column) cells of the state. In the
+// forward, `lanes` threads of a warp may share a column (the warp then covers 32 / lanes columns):
+// they split the slice's part of the reduction and add it up through shuffles, so that a narrow
+// tile still fills the block with warps where the slices' partial sums would not fit.
 constexpr int kPersistentThreads = 512;
 constexpr int kMaxRows = 8;
 constexpr int kMaxSlices = 16;
+constexpr int kMaxLanes = 4;
 constexpr int kItems = 2;
 
 // Forward shared memory: the tile's rows of W_h as Pack<T, 4> packs along the reduction's
@@ -43,6 +47,7 @@ struct Tiling {
   int slices = 0;
   int tiles = 0;
   int width = 0;
+  int lanes = 1;  // the forward's threads a column within a warp
   int items = kItems;  // the most cells of the state a thread updates (the tensor-core kernels
                        // take more where their blocks' rows and width need it)
   bool partials_over_operand = false;  // the tensor-core forward's partial sums share the shared
@@ -102,8 +107,11 @@ inline size_t workspace_bytes(const Params& p, const Tiling& t) {
   return sizeof(T) * (n.exchange + n.bias_sums) + sizeof(int) * (n.arrivals + n.tickets);
 }
 
+// The threads of a slice: a column each (the backward: of the state; the forward: of the tile,
+// `lanes` each), in whole warps.
 inline int block_columns(const SequenceParams& p, const Tiling& t, bool forward) {
-  return static_cast<int>(round_up(forward ? t.width : p.state, 32));
+  if (!forward) return static_cast<int>(round_up(p.state, 32));
+  return static_cast<int>(round_up(t.width, 32 / t.lanes)) * t.lanes;
 }
 
 template <typename T>
@@ -116,8 +124,9 @@ inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forwar
 // The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more
 // each step); then the fewest rows that give each multiprocessor at most one block (fewer rows
 // make more blocks, and with tiles > 1 every block must be resident at once; with one tile,
-// fewer rows where those do not fit); then the most slices that fit. None (rows == 0) where no
-// tiling fits.
+// fewer rows where those do not fit); then the most threads: for each count of lanes (the
+// forward's), the most slices that fit, the fewest lanes where the threads are as many. None
+// (rows == 0) where no tiling fits.
 template <typename T>
 inline Tiling persistent_tiling(const SequenceParams& p, bool forward) {
   if (round_up(p.state, 32) > kPersistentThreads) return {};
@@ -125,16 +134,27 @@ inline Tiling persistent_tiling(const SequenceParams& p, bool forward) {
     Tiling t;
     t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 4));
     t.tiles = static_cast<int>(ceil_div(p.state, t.width));
-    const int columns = block_columns(p, t, forward);
     auto blocks = [&](int rows) { return t.tiles * ceil_div(p.batch, rows); };
     int rows = 1;
     while (rows < kMaxRows && blocks(rows) > p.multiprocessors) rows *= 2;
     for (; rows >= 1 && (t.tiles == 1 || blocks(rows) <= p.multiprocessors); rows /= 2) {
       t.rows = rows;
-      for (t.slices = std::min(kMaxSlices, kPersistentThreads / columns); t.slices >= 1; --t.slices) {
-        t.shared_bytes = shared_bytes<T>(p, t, forward);
-        if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices) return t;
+      Tiling best;
+      int best_threads = 0;
+      for (t.lanes = 1; t.lanes <= (forward ? kMaxLanes : 1); t.lanes *= 2) {
+        const int columns = block_columns(p, t, forward);
+        for (t.slices = std::min(kMaxSlices, kPersistentThreads / columns); t.slices >= 1; --t.slices) {
+          t.shared_bytes = shared_bytes<T>(p, t, forward);
+          if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices) {
+            if (columns * t.slices > best_threads) {
+              best = t;
+              best_threads = columns * t.slices;
+            }
+            break;
+          }
+        }
       }
+      if (best.rows > 0) return best;
     }
   }
   return {};

@@ -49,7 +49,10 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   }
   __syncthreads();
   const Share share = slice_share(packs);
-  const int col = threadIdx.x;
+  // This thread's column and, where `lanes` threads share it, its place among them (they take
+  // every lanes-th pack of the slice's share: adjacent packs of h, one load for the warp).
+  const int per_warp = 32 / tiling.lanes, lane = threadIdx.x % 32, k_lane = lane / per_warp;
+  const int col = threadIdx.x / 32 * per_warp + lane % per_warp;
   for (int64_t t = 0; t < p.time; ++t) {
     T next[kItems][3];
 #pragma unroll
@@ -61,9 +64,9 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
                          : T(0);
       }
     }
+    T z[3][R] = {};
     if (col < W) {
-      T z[3][R] = {};
-      for (int q = share.begin; q < share.end; ++q) {
+      for (int q = share.begin + k_lane; q < share.end; q += tiling.lanes) {
         const V wi = w[q * W + col], wo = w[(packs + q) * W + col], wc = w[(2 * packs + q) * W + col];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
@@ -76,6 +79,15 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
           }
         }
       }
+    }
+    for (int offset = per_warp; offset < 32; offset *= 2) {  // the lanes of a column (every lane)
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) z[g][r] += __shfl_xor_sync(0xffffffffu, z[g][r], offset);
+      }
+    }
+    if (col < W && k_lane == 0) {
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
 #pragma unroll
