@@ -940,7 +940,10 @@ def test_peak_memory_at_most_the_step_loops(kernel, monkeypatch):
 
     ours = peak(lambda: lltm_sequence(x, cell.weights, cell.bias))
     loop = peak(lambda: reference_lltm_sequence(x, cell.weights, cell.bias, step=lltm_jit.lltm))
-    assert ours <= loop
+    # Within one (batch, state) float buffer: the order in which autograd frees and the allocator's
+    # rounding move either peak by up to that (by 9-15 KB in runs on an H200, against 3.5 MB); a
+    # buffer kept per step, or a copy of the saved tensors, is 32 times more.
+    assert ours <= loop + x.shape[1] * cell.state_size * 4
 
 
 def test_backward_operator_checks_grad_output():
