@@ -4,16 +4,32 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 
 namespace lltm::cuda {
 namespace {
 
 constexpr int kStepThreads = 256;
+constexpr int kStepVec = 4;  // columns a thread takes where every row of every tensor allows it
 
-template <typename scalar_t>
-__global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParams p, int64_t t, StepState state) {
+// The columns of one row that a thread takes, [j, j + VEC), as packs of VEC elements of each
+// tensor; the rows of the batch in strides of the grid's y (see step_geometry).
+template <int VEC>
+__device__ __forceinline__ int64_t step_column() {
+  return (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) * VEC;
+}
+
+__device__ __forceinline__ int64_t step_row() { return int64_t{blockIdx.y} * blockDim.y + threadIdx.y; }
+__device__ __forceinline__ int64_t step_rows() { return int64_t{gridDim.y} * blockDim.y; }
+
+template <typename scalar_t, int VEC>
+__device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int64_t t, const StepState& state) {
   using T = opmath_t<scalar_t>;
-  const int64_t S = p.state, n = p.batch * S;
+  using P = Pack<scalar_t, VEC>;
+  using Q = Pack<T, VEC>;
+  const int64_t S = p.state, n = p.batch * S, j = step_column<VEC>();
+  if (j >= S) return;
   const auto* pre = static_cast<const T*>(state.pre);
   const auto* bias = static_cast<const scalar_t*>(state.bias);
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
@@ -23,64 +39,134 @@ __global__ void __launch_bounds__(kStepThreads) step_forward_kernel(ForwardParam
   auto* __restrict__ c_next = static_cast<T*>(state.c_next);
   auto* output = static_cast<scalar_t*>(p.output) + t * n;
   auto* cells = p.cells ? static_cast<scalar_t*>(p.cells) + t * n : nullptr;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = i / S, j = i % S;
-    T z[3];
+  for (int64_t b = step_row(); b < p.batch; b += step_rows()) {
+    const int64_t i = b * S + j, row = 3 * b * S + j;  // row: gate 0's column j of row b
+    Q z[3];
 #pragma unroll
     for (int g = 0; g < 3; ++g) {
-      z[g] = pre[b * 3 * S + g * S + j] + (bias != nullptr ? T(bias[g * S + j]) : T(0)) +
-             (state.add_gates ? T(gates[b * 3 * S + g * S + j]) : T(0));
-    }
-    if (runs(p.lengths, b, t)) {
-      const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c_prev[i]);
-      output[i] = scalar_t(o.new_h);
-      c_next[i] = o.new_cell;
-      h_next[i] = scalar_t(o.new_h);
-    } else {
-      output[i] = scalar_t(0);
-      c_next[i] = c_prev[i];
-      h_next[i] = h_prev[i];
-    }
-    if (cells) {
-      cells[i] = scalar_t(c_next[i]);
+      z[g] = read_pack<VEC>(pre + row + g * S);
+      if (bias != nullptr) {
+        const P add = read_pack<VEC>(bias + g * S + j);
 #pragma unroll
-      for (int g = 0; g < 3; ++g) gates[b * 3 * S + g * S + j] = scalar_t(z[g]);  // rounded once
+        for (int k = 0; k < VEC; ++k) z[g].v[k] += T(add.v[k]);
+      }
+      if (state.add_gates) {
+        const P add = read_pack<VEC>(gates + row + g * S);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) z[g].v[k] += T(add.v[k]);
+      }
+    }
+    Q c = read_pack<VEC>(c_prev + i);
+    P h, out;
+    if (runs(p.lengths, b, t)) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const auto o = forward_point<T, MathFor<scalar_t>>(z[0].v[k], z[1].v[k], z[2].v[k], c.v[k]);
+        c.v[k] = o.new_cell;
+        h.v[k] = out.v[k] = scalar_t(o.new_h);
+      }
+    } else {  // the state passes through; the output is zero
+      h = read_pack<VEC>(h_prev + i);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) out.v[k] = scalar_t(0);
+    }
+    write_pack(output + i, out);
+    write_pack(c_next + i, c);
+    write_pack(h_next + i, h);
+    if (cells) {
+      P rounded;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) rounded.v[k] = scalar_t(c.v[k]);
+      write_pack(cells + i, rounded);
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {  // the pre-activations, rounded once
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) rounded.v[k] = scalar_t(z[g].v[k]);
+        write_pack(gates + row + g * S, rounded);
+      }
     }
   }
 }
 
 template <typename scalar_t>
 __global__ void __launch_bounds__(kStepThreads)
-    step_backward_kernel(BackwardParams p, int64_t t, void* d_h_, void* d_c_, void* d_gates_) {
+    step_forward_kernel(ForwardParams p, int64_t t, StepState state, bool packed) {
+  packed ? step_forward_columns<scalar_t, kStepVec>(p, t, state) : step_forward_columns<scalar_t, 1>(p, t, state);
+}
+
+template <typename scalar_t, int VEC>
+__device__ __forceinline__ void step_backward_columns(const BackwardParams& p, int64_t t, void* d_h_, void* d_c_,
+                                                      void* d_gates_) {
   using T = opmath_t<scalar_t>;
-  const int64_t S = p.state, n = p.batch * S;
+  using P = Pack<scalar_t, VEC>;
+  using Q = Pack<T, VEC>;
+  const int64_t S = p.state, n = p.batch * S, j = step_column<VEC>();
+  if (j >= S) return;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
   auto* d_h = static_cast<T*>(d_h_);
   auto* d_c = static_cast<T*>(d_c_);
   auto* d_gates = static_cast<scalar_t*>(d_gates_);
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = i / S, j = i % S;
-    scalar_t* z = gates + b * 3 * S + j;
-    scalar_t d[3] = {scalar_t(0), scalar_t(0), scalar_t(0)};  // d_h and d_c pass through a skipped step
+  for (int64_t b = step_row(); b < p.batch; b += step_rows()) {
+    const int64_t i = b * S + j, row = 3 * b * S + j;
+    P d[3] = {};  // d_h and d_c pass through a skipped step
     if (runs(p.lengths, b, t)) {
-      const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j)) + d_h[i];
-      const T c = c_prev != nullptr ? T(c_prev[i]) : T(0);
-      const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, d_c[i], T(z[0]), T(z[S]), T(z[2 * S]), c);
-      d[0] = scalar_t(o.d_input_gate);
-      d[1] = scalar_t(o.d_output_gate);
-      d[2] = scalar_t(o.d_candidate);
-      d_c[i] = o.d_old_cell;
-      d_h[i] = T(0);  // the host adds d_gates W_h
+      const P z_input = read_pack<VEC>(gates + row), z_output = read_pack<VEC>(gates + row + S),
+              z_candidate = read_pack<VEC>(gates + row + 2 * S);
+      const P c = c_prev != nullptr ? read_pack<VEC>(c_prev + i) : P{};
+      const Q carried_h = read_pack<VEC>(d_h + i);
+      Q carried_c = read_pack<VEC>(d_c + i), zeros{};
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j + k)) + carried_h.v[k];
+        const auto o = backward_point<T, MathFor<scalar_t>>(grad_h, carried_c.v[k], T(z_input.v[k]),
+                                                            T(z_output.v[k]), T(z_candidate.v[k]), T(c.v[k]));
+        d[0].v[k] = scalar_t(o.d_input_gate);
+        d[1].v[k] = scalar_t(o.d_output_gate);
+        d[2].v[k] = scalar_t(o.d_candidate);
+        carried_c.v[k] = o.d_old_cell;
+      }
+      write_pack(d_c + i, carried_c);
+      write_pack(d_h + i, zeros);  // the host adds d_gates W_h
     }
 #pragma unroll
-    for (int g = 0; g < 3; ++g) z[g * S] = d_gates[b * 3 * S + g * S + j] = d[g];
+    for (int g = 0; g < 3; ++g) {
+      write_pack(gates + row + g * S, d[g]);
+      write_pack(d_gates + row + g * S, d[g]);
+    }
   }
 }
 
-unsigned step_blocks(const SequenceParams& p) {
-  return static_cast<unsigned>(std::max<int64_t>(
-      1, std::min<int64_t>(ceil_div(p.batch * p.state, kStepThreads), int64_t{8} * p.multiprocessors)));
+template <typename scalar_t>
+__global__ void __launch_bounds__(kStepThreads)
+    step_backward_kernel(BackwardParams p, int64_t t, void* d_h, void* d_c, void* d_gates, bool packed) {
+  packed ? step_backward_columns<scalar_t, kStepVec>(p, t, d_h, d_c, d_gates)
+         : step_backward_columns<scalar_t, 1>(p, t, d_h, d_c, d_gates);
+}
+
+// Whether every row of each tensor a step kernel reads or writes starts at a whole pack: the
+// state a multiple of kStepVec, and each tensor's first element aligned to a pack of its type
+// (elements of `bytes` bytes; nullptr for an absent tensor). The step's offsets are whole rows,
+// so the answer is the same at every step.
+bool packs_fit(int64_t state, std::initializer_list<std::pair<const void*, size_t>> tensors) {
+  bool fit = state % kStepVec == 0;
+  for (const auto& [pointer, bytes] : tensors) fit = fit && reinterpret_cast<std::uintptr_t>(pointer) % (kStepVec * bytes) == 0;
+  return fit;
+}
+
+// Blocks of kStepThreads: x across the row's packs (a power of two up to the block), y across the
+// rows, in strides where the batch passes the grid's largest y.
+struct StepGeometry {
+  dim3 grid, block;
+};
+
+StepGeometry step_geometry(const SequenceParams& p, bool packed) {
+  const int64_t groups = p.state / (packed ? kStepVec : 1);
+  unsigned tx = 1;
+  while (tx < kStepThreads && tx < groups) tx *= 2;
+  const unsigned ty = kStepThreads / tx;
+  const int64_t row_blocks = std::min<int64_t>(ceil_div(p.batch, ty), 65535);
+  return {dim3(static_cast<unsigned>(ceil_div(groups, tx)), static_cast<unsigned>(row_blocks)), dim3(tx, ty)};
 }
 
 template <typename... Args>
@@ -95,7 +181,12 @@ cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepSta
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
-    step_forward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, state);
+    constexpr size_t storage = sizeof(scalar_t), math = sizeof(opmath_t<scalar_t>);
+    const bool packed = packs_fit(p.state, {{p.gates, storage}, {p.output, storage}, {p.cells, storage},
+                                            {state.pre, math}, {state.bias, storage}, {state.h_prev, storage},
+                                            {state.c_prev, math}, {state.h_next, storage}, {state.c_next, math}});
+    const StepGeometry geo = step_geometry(p, packed);
+    step_forward_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, state, packed);
   });
   if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
@@ -106,7 +197,11 @@ cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, 
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
-    step_backward_kernel<scalar_t><<<step_blocks(p), kStepThreads, 0, stream>>>(p, t, d_h, d_c, d_gates);
+    constexpr size_t storage = sizeof(scalar_t), math = sizeof(opmath_t<scalar_t>);
+    const bool packed = packs_fit(p.state, {{p.gates, storage}, {p.cells, storage}, {p.c0, storage}, {d_h, math},
+                                            {d_c, math}, {d_gates, storage}});
+    const StepGeometry geo = step_geometry(p, packed);
+    step_backward_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, d_h, d_c, d_gates, packed);
   });
   if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();
