@@ -25,12 +25,7 @@ constexpr int64_t kMinRowsPerBlock = 32;  // fewer partial bias sums for a small
 constexpr int kForwardBlocksPerMultiprocessor = 4;
 constexpr int kBackwardBlocksPerMultiprocessor = 2;
 
-// This thread's first state column, and its block's rows: [first, end) by step.
-template <int VEC>
-__device__ __forceinline__ int64_t thread_column() {
-  return (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
-}
-
+// This thread's block's rows: [first, end) by step (its first column: thread_column).
 struct Rows {
   int64_t first, end, step;
 };

@@ -55,6 +55,13 @@ __device__ __forceinline__ void write_pack(T* p, const Pack<T, VEC>& pack) {
   *reinterpret_cast<Pack<T, VEC>*>(p) = pack;
 }
 
+// The first of the VEC adjacent state columns a thread of an elementwise pass takes: threads
+// across the grid's x, VEC columns each.
+template <int VEC>
+__device__ __forceinline__ int64_t thread_column() {
+  return (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+}
+
 LLTM_HD int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 LLTM_HD int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 

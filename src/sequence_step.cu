@@ -13,13 +13,8 @@ namespace {
 constexpr int kStepThreads = 256;
 constexpr int kStepVec = 4;  // columns a thread takes where every row of every tensor allows it
 
-// The columns of one row that a thread takes, [j, j + VEC), as packs of VEC elements of each
-// tensor; the rows of the batch in strides of the grid's y (see step_geometry).
-template <int VEC>
-__device__ __forceinline__ int64_t step_column() {
-  return (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) * VEC;
-}
-
+// A thread takes the columns [j, j + VEC) of a row (j = thread_column<VEC>()), as packs of VEC
+// elements of each tensor, in the rows of the batch in strides of the grid's y (see step_geometry).
 __device__ __forceinline__ int64_t step_row() { return int64_t{blockIdx.y} * blockDim.y + threadIdx.y; }
 __device__ __forceinline__ int64_t step_rows() { return int64_t{gridDim.y} * blockDim.y; }
 
@@ -28,7 +23,7 @@ __device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int
   using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   using Q = Pack<T, VEC>;
-  const int64_t S = p.state, n = p.batch * S, j = step_column<VEC>();
+  const int64_t S = p.state, n = p.batch * S, j = thread_column<VEC>();
   if (j >= S) return;
   const auto* pre = static_cast<const T*>(state.pre);
   const auto* bias = static_cast<const scalar_t*>(state.bias);
@@ -45,16 +40,13 @@ __device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int
 #pragma unroll
     for (int g = 0; g < 3; ++g) {
       z[g] = read_pack<VEC>(pre + row + g * S);
-      if (bias != nullptr) {
-        const P add = read_pack<VEC>(bias + g * S + j);
+      const auto add = [&](const scalar_t* from) {
+        const P pack = read_pack<VEC>(from);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) z[g].v[k] += T(add.v[k]);
-      }
-      if (state.add_gates) {
-        const P add = read_pack<VEC>(gates + row + g * S);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) z[g].v[k] += T(add.v[k]);
-      }
+        for (int k = 0; k < VEC; ++k) z[g].v[k] += T(pack.v[k]);
+      };
+      if (bias != nullptr) add(bias + g * S + j);
+      if (state.add_gates) add(gates + row + g * S);
     }
     Q c = read_pack<VEC>(c_prev + i);
     P h, out;
@@ -100,7 +92,7 @@ __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, i
   using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   using Q = Pack<T, VEC>;
-  const int64_t S = p.state, n = p.batch * S, j = step_column<VEC>();
+  const int64_t S = p.state, n = p.batch * S, j = thread_column<VEC>();
   if (j >= S) return;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
