@@ -1,8 +1,10 @@
-"""The sequence op of the working tree against the sources of a git revision: both built in
+"""The sequence op of the working tree against the sources of one or more bases: all built in
 parallel (caches of their own), then timed in turn, `--rounds` times (stages.py's timing: forward
 under no_grad and forward + backward, T = 64, the median of 15 samples of 5 back-to-back calls).
-`--env NAME=VALUE` adds a third row, the working tree with that variable set (as
-LLTM_JIT_STEP_GRAPHS=0).
+A base is a git revision or a directory holding a tree's lltm_jit/ and src/ (what `git archive REV
+lltm_jit src` unpacks to: the device's copy of the repository holds one commit, so older bases
+travel as such directories). `--env NAME=VALUE` adds a row of the working tree with that variable
+set (as LLTM_JIT_STEP_GRAPHS=0).
 
     PYTHONPATH=. python3 -m benchmarks.ab --base HEAD~1 --sizes 256x512x1024:bfloat16 --env LLTM_JIT_STEP_GRAPHS=0
 """
@@ -21,19 +23,26 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--base", required=True, help="a git revision")
+    parser.add_argument("--base", required=True, action="append", help="a git revision or a tree's directory")
     parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE: a row of the tree with it set")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "archive", args.base, "lltm_jit", "src"], cwd=ROOT, check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        trees = {"base": base, "new": ROOT}
-        rows = [("base", {}), ("new", {})] + [(f"new {e}", dict([e.split("=", 1)])) for e in args.env]
+        trees = {}
+        for i, given in enumerate(args.base):
+            label = f"base{i}" if len(args.base) > 1 else "base"
+            print(f"{label}: {given}")
+            if Path(given).is_dir():
+                trees[label] = Path(given).resolve()
+                continue
+            trees[label] = Path(tmp) / label
+            trees[label].mkdir()
+            archive = subprocess.run(["git", "archive", given, "lltm_jit", "src"], cwd=ROOT, check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(trees[label])], input=archive, check=True)
+        trees["new"] = ROOT
+        rows = [(label, {}) for label in trees] + [(f"new {e}", dict([e.split("=", 1)])) for e in args.env]
 
         def env(label, extra):
             tree = trees[label.split()[0]]
