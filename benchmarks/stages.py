@@ -28,7 +28,7 @@ PRODUCTS = {
     "tensor_core_backward.cuh": ("for (int u = threadIdx.y; u < m_tiles * splits; u += kTensorWarps) {",
                                  "for (int u = threadIdx.y; u < 0; u += kTensorWarps) {"),
     "persistent_forward.cuh": ("if (col < W) {", "if (false) {"),
-    "persistent_backward.cuh": ("if (k < S) {", "if (false) {"),
+    "persistent_backward.cuh": ("for (int q = begin + half; q < end; q += 2) {", "for (int q = end; q < end; q += 2) {"),
 }
 WAIT = re.compile(r"arrive_and_wait\(arrivals, [^;]*\);")
 GATHER = re.compile(r"gather_(?:rows|operand)<[^;]*;", re.S)

@@ -176,22 +176,34 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) { dg[(it.r * 3 + g) * W + it.c] = d; });
     __syncthreads();  // the step's gate gradients are in shared memory
-    if (k < S) {
-      T sum[R] = {};
+    {
+      // Lanes l and l ^ 16 of a warp share columns c0 = 32 w + l % 16 and c0 + 16 of its 32, each
+      // taking every other pack of the slice's share for both: a warp's loads of the gate
+      // gradients then serve two columns a lane (64 FMA a pack pair where one column took 32),
+      // and each half's loads of W_h stay 16 lanes of adjacent packs. Then each lane keeps its own
+      // column k, the partner's half of it through a shuffle.
+      const int lane = threadIdx.x % 32, half = lane / 16, c0 = threadIdx.x - lane + lane % 16, c1 = c0 + 16;
+      T sum[2][R] = {};
       for (int g = 0; g < 3; ++g) {  // this slice's pairs (g, q) of [share.begin, share.end)
         const int begin = max(share.begin - g * packs, 0), end = min(share.end - g * packs, packs);
-        for (int q = begin; q < end; ++q) {
-          const V wv = w[(g * packs + q) * S + k];
+        for (int q = begin + half; q < end; q += 2) {
+          const V w0 = c0 < S ? w[(g * packs + q) * S + c0] : V{}, w1 = c1 < S ? w[(g * packs + q) * S + c1] : V{};
 #pragma unroll
           for (int r = 0; r < R; ++r) {
             const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * W)[q];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) sum[r] += wv.v[i] * dv.v[i];
+            for (int i = 0; i < 4; ++i) {
+              sum[0][r] += w0.v[i] * dv.v[i];
+              sum[1][r] += w1.v[i] * dv.v[i];
+            }
           }
         }
       }
 #pragma unroll
-      for (int r = 0; r < R; ++r) partial[(threadIdx.y * R + r) * S + k] = sum[r];
+      for (int r = 0; r < R; ++r) {
+        const T partner = __shfl_xor_sync(0xffffffffu, half ? sum[0][r] : sum[1][r], 16);
+        if (k < S) partial[(threadIdx.y * R + r) * S + k] = (half ? sum[1][r] : sum[0][r]) + partner;
+      }
     }
     __syncthreads();  // the partial sums are in; every thread has read the gate gradients
     const int parity = static_cast<int>(t % 2);
