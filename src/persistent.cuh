@@ -174,21 +174,33 @@ __device__ __forceinline__ Place place(const Tiling& t) {
   return {tile, group, int64_t{group} * R, tile * t.width};
 }
 
-// Arrives at the group's counter and waits until it reaches `target` (tiles arrivals a step):
-// what every block of the group wrote to global memory before arriving is then visible to every
-// thread of this one. The block's barrier orders its threads' writes before thread 0's arrival,
-// whose release (not a sequentially consistent __threadfence, which waits longer) publishes them;
-// the acquiring polls order what follows after the last arrival.
-__device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
+// Arrives at the group's counter (tiles arrivals a step): what every thread of the block wrote to
+// global memory before it is published to the group. The block's barrier orders its threads'
+// writes before thread 0's arrival, whose release (not a sequentially consistent __threadfence,
+// which waits longer) publishes them; writes after the arrival do not hold it up.
+__device__ __forceinline__ void arrive(int* arrivals) {
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0) {
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(arrivals) : "memory");
+  }
+}
+
+// Waits until the group's counter reaches `target`: what every block of the group wrote before
+// arriving is then visible to every thread of this one (the acquiring polls order what follows
+// after the last arrival).
+__device__ __forceinline__ void wait_for(int* arrivals, int target) {
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
     int seen = 0;
     do {
       asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
     } while (seen < target);
   }
   __syncthreads();
+}
+
+__device__ __forceinline__ void arrive_and_wait(int* arrivals, int target) {
+  arrive(arrivals);
+  wait_for(arrivals, target);
 }
 
 // This thread's index in its (2-D) block, and the block's number of threads.

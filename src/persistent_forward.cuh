@@ -5,6 +5,95 @@
 
 namespace lltm::cuda {
 
+// A thread's cells of the state in a persistent forward, either family's: their items, their cell
+// state and h (in float for the half types), and the input projection of the step at hand and of
+// the next, loaded a step ahead. A step comes in two parts around the group's exchange: update()
+// makes the new h, which the group's other blocks wait for; store() writes what only later
+// kernels read (the pre-activations, the output, the cell state), after the block's arrival, so
+// that the arrival's release does not wait for those stores.
+template <typename scalar_t, int ITEMS>
+struct ForwardCells {
+  using T = opmath_t<scalar_t>;
+  Item items[ITEMS];
+  T c[ITEMS], h[ITEMS], x[ITEMS][3], next[ITEMS][3], z[ITEMS][3];
+
+  template <int R>
+  __device__ __forceinline__ void start(const ForwardParams& p, const Tiling& tiling, const Place& at, int S) {
+    const auto* h0 = static_cast<const scalar_t*>(p.h0);
+    const auto* c0 = static_cast<const scalar_t*>(p.c0);
+    const auto* gates = static_cast<const scalar_t*>(p.gates);
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m] = item_at<R>(p, tiling, at, m);
+      c[m] = it.valid && c0 != nullptr ? T(c0[it.b * S + it.j]) : T(0);
+      h[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
+#pragma unroll
+      for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
+    }
+  }
+
+  // Step t + 1's input projection, whose loads the step's product hides.
+  __device__ __forceinline__ void load_next(const ForwardParams& p, int64_t t, int S) {
+    const auto* gates = static_cast<const scalar_t*>(p.gates);
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        next[m][g] = it.valid && t + 1 < p.time ? T(gates[((t + 1) * p.batch + it.b) * 3 * S + g * S + it.j]) : T(0);
+      }
+    }
+  }
+
+  // Step t: each item's pre-activations, sum(item, g, projection) adding the product's partial
+  // sums to the projection; its new cell state and h where the step ran (past a sequence's end
+  // both carry over); h given to publish(item, h).
+  template <typename Sum, typename Publish>
+  __device__ __forceinline__ void update(int64_t t, Sum&& sum, Publish&& publish) {
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        z[m][g] = sum(it, g, x[m][g]);
+        x[m][g] = next[m][g];
+      }
+      if (t < it.length) {
+        const auto o = forward_point<T, MathFor<scalar_t>>(z[m][0], z[m][1], z[m][2], c[m]);
+        c[m] = o.new_cell;
+        h[m] = o.new_h;
+      }
+      publish(it, h[m]);
+    }
+  }
+
+  // Step t's output (zero past a sequence's end) and, where a backward follows, the
+  // pre-activations and the cell state it reads.
+  __device__ __forceinline__ void store(const ForwardParams& p, int64_t t, int S) const {
+    auto* gates = static_cast<scalar_t*>(p.gates);
+    auto* output = static_cast<scalar_t*>(p.output);
+    auto* cells = static_cast<scalar_t*>(p.cells);
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) {
+      const Item& it = items[m];
+      if (!it.valid) continue;
+      const int64_t row = t * p.batch + it.b;
+      if (cells != nullptr) {
+#pragma unroll
+        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[m][g]);
+        cells[row * S + it.j] = scalar_t(c[m]);
+      }
+      output[row * S + it.j] = t < it.length ? scalar_t(h[m]) : scalar_t(0);
+    }
+  }
+
+  // h_n and c_n, after the last step.
+  __device__ __forceinline__ void finish(const ForwardParams& p, int S) const {
+    store_items<scalar_t>(items, h, c, p.h_n, p.c_n, S);
+  }
+};
+
 template <typename scalar_t, int R>
 __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(ForwardParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
@@ -33,20 +122,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
     const int64_t b = at.b0 + r;
     h[i] = h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
   }
-  auto* gates = static_cast<scalar_t*>(p.gates);
-  auto* output = static_cast<scalar_t*>(p.output);
-  auto* cells = static_cast<scalar_t*>(p.cells);
-  // Each item's state, and the input projection of the step at hand, loaded a step ahead.
-  Item items[kItems];
-  T c[kItems], h_own[kItems], x[kItems][3];
-#pragma unroll
-  for (int m = 0; m < kItems; ++m) {
-    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
-    h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
-#pragma unroll
-    for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
-  }
+  ForwardCells<scalar_t, kItems> cells;
+  cells.template start<R>(p, tiling, at, S);
   __syncthreads();
   const Share share = slice_share(packs);
   // This thread's column and, where `lanes` threads share it, its place among them (they take
@@ -54,16 +131,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   const int per_warp = 32 / tiling.lanes, lane = threadIdx.x % 32, k_lane = lane / per_warp;
   const int col = threadIdx.x / 32 * per_warp + lane % per_warp;
   for (int64_t t = 0; t < p.time; ++t) {
-    T next[kItems][3];
-#pragma unroll
-    for (int m = 0; m < kItems; ++m) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        next[m][g] = items[m].valid && t + 1 < p.time
-                         ? T(gates[((t + 1) * B + items[m].b) * 3 * S + g * S + items[m].j])
-                         : T(0);
-      }
-    }
+    cells.load_next(p, t, S);
     T z[3][R] = {};
     if (col < W) {
       for (int q = share.begin + k_lane; q < share.end; q += tiling.lanes) {
@@ -95,44 +163,28 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
       }
     }
     __syncthreads();  // the partial sums are in; every thread has read h
-#pragma unroll
-    for (int m = 0; m < kItems; ++m) {
-      const Item& it = items[m];
-      if (!it.valid) continue;
-      T z[3];
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        z[g] = x[m][g];
-        for (int s = 0; s < blockDim.y; ++s) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
-        x[m][g] = next[m][g];
-      }
-      const int64_t row = t * B + it.b;
-      if (cells != nullptr) {  // a backward follows: it reads the pre-activations
-#pragma unroll
-        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
-      }
-      if (t < it.length) {
-        const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
-        c[m] = o.new_cell;
-        h_own[m] = o.new_h;
-        output[row * S + it.j] = scalar_t(o.new_h);
-      } else {
-        output[row * S + it.j] = scalar_t(0);
-      }
-      if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
-      if (tiling.tiles == 1) {
-        h[it.r * padded + it.j] = h_own[m];
-      } else {
-        __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_own[m]);
-      }
-    }
+    cells.update(
+        t,
+        [&](const Item& it, int g, T total) {
+          for (int s = 0; s < blockDim.y; ++s) total += partial[((s * 3 + g) * R + it.r) * W + it.c];
+          return total;
+        },
+        [&](const Item& it, T h_new) {
+          if (tiling.tiles == 1) {
+            h[it.r * padded + it.j] = h_new;
+          } else {
+            __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_new);
+          }
+        });
+    if (tiling.tiles > 1) arrive(arrivals);
+    cells.store(p, t, S);
     if (tiling.tiles > 1) {
-      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
   }
-  store_items<scalar_t>(items, h_own, c, p.h_n, p.c_n, S);
+  cells.finish(p, S);
 }
 
 // Launches the forward kernel of storage type scalar_t with the tiling's rows per group;

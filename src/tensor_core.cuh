@@ -195,8 +195,9 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 
 // A cluster's shared memory (sm_90): the address in block `rank`'s shared memory of what `local`
 // is in this block's (every block of a kernel lays its shared memory out alike), 16 bytes stored
-// there, and the cluster's barrier: what each thread of the cluster stored before it, to its own
-// block's shared memory or another's, is visible after it to every thread of the cluster.
+// there, and the cluster's barrier in its two halves: what each thread of the cluster stored
+// before its arrival, to its own block's shared memory or another's, is visible to every thread of
+// the cluster once it has waited (after every thread's arrival).
 __device__ __forceinline__ unsigned cluster_address(const void* local, int rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   unsigned address;
@@ -218,12 +219,25 @@ __device__ __forceinline__ void store_cluster(unsigned address, const uint4& v) 
 #endif
 }
 
-__device__ __forceinline__ void cluster_barrier() {
+__device__ __forceinline__ void cluster_arrive() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 #else
   __trap();
 #endif
+}
+
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+__device__ __forceinline__ void cluster_barrier() {
+  cluster_arrive();
+  cluster_wait();
 }
 
 // An A fragment (16 x 16, row-major) of a matrix stored row-major: lane l gives row (l % 16) at

@@ -1,6 +1,7 @@
 // The persistent forward kernel on tensor cores (see tensor_core.cuh).
 #pragma once
 
+#include "persistent_forward.cuh"
 #include "tensor_core.cuh"
 
 namespace lltm::cuda {
@@ -35,20 +36,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
     if constexpr (CLUSTER) h[(R + r) * ld + k] = 0;  // the other's columns past the state and rows past the batch
   }
-  auto* gates = static_cast<scalar_t*>(p.gates);
-  auto* output = static_cast<scalar_t*>(p.output);
-  auto* cells = static_cast<scalar_t*>(p.cells);
-  // Each item's state, and the input projection of the step at hand, loaded a step ahead.
-  Item items[ITEMS];
-  T c[ITEMS], h_own[ITEMS], x[ITEMS][3];
-#pragma unroll
-  for (int m = 0; m < ITEMS; ++m) {
-    const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-    c[m] = it.valid && p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[it.b * S + it.j]) : T(0);
-    h_own[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
-#pragma unroll
-    for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
-  }
+  ForwardCells<scalar_t, ITEMS> cells;
+  cells.template start<R>(p, tiling, at, S);
   if constexpr (CLUSTER) {
     cluster_barrier();  // every block of the cluster runs, its operands set, before any writes into them
   } else {
@@ -62,16 +51,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     // The operand of step t, and in a cluster where the new h goes (the other parity's)
     uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;
     uint16_t* h_next = CLUSTER ? h + ((t + 1) % 2) * R * ld : h;
-    T next[ITEMS][3];
-#pragma unroll
-    for (int m = 0; m < ITEMS; ++m) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        next[m][g] = items[m].valid && t + 1 < p.time
-                         ? T(gates[((t + 1) * B + items[m].b) * 3 * S + g * S + items[m].j])
-                         : T(0);
-      }
-    }
+    cells.load_next(p, t, S);
     // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state,
     // in rounds of a unit a warp (one round where the partial sums overlay the operand).
     for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
@@ -96,41 +76,25 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       }
     }
     __syncthreads();  // the partial sums are in; every warp has read h
-#pragma unroll
-    for (int m = 0; m < ITEMS; ++m) {
-      const Item& it = items[m];
-      if (!it.valid) continue;
-      T z[3];
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        z[g] = x[m][g];
-        for (int s = 0; s < splits; ++s) z[g] += partial[(s * R + it.r) * partial_ld + g * W + it.c];
-        x[m][g] = next[m][g];
-      }
-      const int64_t row = t * B + it.b;
-      if (cells != nullptr) {  // a backward follows: it reads the pre-activations
-#pragma unroll
-        for (int g = 0; g < 3; ++g) gates[row * 3 * S + g * S + it.j] = scalar_t(z[g]);
-      }
-      if (t < it.length) {
-        const auto o = forward_point<T, MathFor<scalar_t>>(z[0], z[1], z[2], c[m]);
-        c[m] = o.new_cell;
-        h_own[m] = o.new_h;
-        output[row * S + it.j] = scalar_t(o.new_h);
-      } else {
-        output[row * S + it.j] = scalar_t(0);
-      }
-      if (cells != nullptr) cells[row * S + it.j] = scalar_t(c[m]);
-      const uint16_t word = scalar_t(h_own[m]).x;
-      if (CLUSTER || tiling.tiles == 1) {
-        h_next[it.r * ld + it.j] = word;
-      } else {
-        __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
-      }
-    }
+    cells.update(
+        t,
+        [&](const Item& it, int g, T total) {
+          for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + g * W + it.c];
+          return total;
+        },
+        [&](const Item& it, T h_new) {
+          const uint16_t word = scalar_t(h_new).x;
+          if (CLUSTER || tiling.tiles == 1) {
+            h_next[it.r * ld + it.j] = word;
+          } else {
+            __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
+          }
+        });
+    // The group's exchange: this block's columns of the new h published, then, while the others
+    // publish theirs, the step's stores to memory; then the others' columns.
     if (CLUSTER) {
-      // This block's columns of the new h, 16 bytes a store, into the other blocks' operands of
-      // the next step (which they finished reading before the last barrier), then the barrier.
+      // 16 bytes a store, into the other blocks' operands of the next step (which they finished
+      // reading before the last barrier).
       if (t + 1 < p.time) {
         __syncthreads();
         const int chunks = W / 8, per_block = R * chunks;
@@ -141,10 +105,16 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
           const uint16_t* from = h_next + r * ld + k;
           store_cluster(cluster_address(from, rank), *reinterpret_cast<const uint4*>(from));
         }
-        cluster_barrier();
+        cluster_arrive();
       }
     } else if (tiling.tiles > 1) {
-      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      arrive(arrivals);
+    }
+    cells.store(p, t, S);
+    if (CLUSTER) {
+      if (t + 1 < p.time) cluster_wait();
+    } else if (tiling.tiles > 1) {
+      wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
       // The partial sums overwrote the operand's columns past the state, which the product reads
       // against W_h's zeros there: zeros again (bits of a float may be a NaN's, and 0 NaN is NaN).
@@ -155,7 +125,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     }
     __syncthreads();  // the new h is in
   }
-  store_items<scalar_t>(items, h_own, c, p.h_n, p.c_n, S);
+  cells.finish(p, S);
 }
 
 template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
