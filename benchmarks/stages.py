@@ -30,7 +30,8 @@ PRODUCTS = {
     "persistent_forward.cuh": ("if (col < W) {", "if (false) {"),
     "persistent_backward.cuh": ("for (int q = begin + half; q < end; q += 2) {", "for (int q = end; q < end; q += 2) {"),
 }
-WAIT = re.compile(r"arrive_and_wait\(arrivals, [^;]*\);")
+# The group's counter: arrive_and_wait, or its halves (the forwards arrive, store, then wait).
+WAIT = re.compile(r"(?:arrive_and_wait\(arrivals, [^;]*\)|arrive\(arrivals\)|wait_for\(arrivals, [^;]*\));")
 GATHER = re.compile(r"gather_(?:rows|operand)<[^;]*;", re.S)
 
 
