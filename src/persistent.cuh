@@ -237,6 +237,13 @@ __device__ __forceinline__ Item item_at(const SequenceParams& p, const Tiling& t
   return {r, c, b, j, !valid ? 0 : p.lengths ? p.lengths[b] : p.time, valid};
 }
 
+// Element (b, j) of item `it` in a (batch, S) tensor of the storage type, in float: zero where
+// the item lies outside the state or the tensor is not given (an optional initial state).
+template <typename T, typename scalar_t>
+__device__ __forceinline__ T item_value(const scalar_t* t, const Item& it, int S) {
+  return it.valid && t != nullptr ? T(t[it.b * S + it.j]) : T(0);
+}
+
 // Each item's pair of final values, first[m] and second[m] in float, stored in the storage type
 // at its (row, column) of two (batch, S) tensors: h_n and c_n after a forward, the gradients of h0
 // and c0 after a backward.

@@ -41,8 +41,8 @@ struct BackwardCells {
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-      dh[m] = it.valid && grad_h_n != nullptr ? T(grad_h_n[it.b * S + it.j]) : T(0);
-      dc[m] = it.valid && grad_c_n != nullptr ? T(grad_c_n[it.b * S + it.j]) : T(0);
+      dh[m] = item_value<T>(grad_h_n, it, S);
+      dc[m] = item_value<T>(grad_c_n, it, S);
       if (it.valid && p.time > 0) in[m] = step_inputs<scalar_t>(p, p.time - 1, it.b, it.j);
     }
   }

@@ -25,8 +25,8 @@ struct ForwardCells {
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m] = item_at<R>(p, tiling, at, m);
-      c[m] = it.valid && c0 != nullptr ? T(c0[it.b * S + it.j]) : T(0);
-      h[m] = it.valid && h0 != nullptr ? T(h0[it.b * S + it.j]) : T(0);
+      c[m] = item_value<T>(c0, it, S);
+      h[m] = item_value<T>(h0, it, S);
 #pragma unroll
       for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
     }
