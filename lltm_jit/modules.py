@@ -1,6 +1,7 @@
 """`LLTM`, the cell, and `LLTMSequence`, layers of the cell over whole sequences in nn.LSTM's
 manner, as nn.Modules."""
 
+import contextlib
 import functools
 import math
 import warnings
@@ -11,7 +12,7 @@ from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 
 from .checks import check_state_pair, check_tensors
-from .ops import lltm, lltm_sequence
+from .ops import lltm, lltm_sequence, sequences_at_once
 
 # The cell's parameter names and a one-layer, one-direction LLTMSequence's: each module renames the
 # other's on load, so that a state_dict moves between the two.
@@ -174,7 +175,9 @@ class LLTMSequence(nn.Module):
       reverse direction's features follow the forward's.
 
     Layer l > 0 takes the previous layer's output, num_directions * state_size features, with
-    ``dropout`` applied to it in training. Parameters, in nn.LSTM's pattern: ``weights_l{l}``
+    ``dropout`` applied to it in training. On CUDA a layer's reverse direction runs on a stream of
+    its own beside the forward's where the GPU holds both at once (`ops.sequences_at_once`), and
+    autograd runs its backward there too. Parameters, in nn.LSTM's pattern: ``weights_l{l}``
     (3 * state_size, state_size + layer input features) and ``bias_l{l}`` (3 * state_size,) in
     the cell's layout, and ``weights_l{l}_reverse``, ``bias_l{l}_reverse`` for the reverse
     direction; with ``bias=False`` the biases are None, as in nn.LSTM. A one-layer, one-direction
@@ -289,17 +292,24 @@ class LLTMSequence(nn.Module):
         (layers * directions, batch, state_size): output, h_n, c_n."""
         reverse = None  # built after the first op call, which checks lengths
         finals = []  # (h, c) of each layer and direction, in state's order
+        # The reverse direction on a stream of its own where the GPU holds both at once (every
+        # layer's tiling is the same: it depends on the batch and the state alone).
+        side = _side_stream(input.device) if self.bidirectional and sequences_at_once(input, self.weights_l0) else None
         for layer in range(self.num_layers):
             outputs = []
+            fork = _fork(side)
             for direction, suffix in enumerate(self._suffixes()):
                 weights, bias = getattr(self, f"weights_l{layer}{suffix}"), _bias(self, f"bias_l{layer}{suffix}")
                 initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
-                if direction and layer == 0:
-                    reverse = _reversal_index(input.shape[0], lengths, input.device)
-                x = _gather_time(input, reverse) if direction else input
-                output, final = lltm_sequence(x, weights, bias, initial, lengths=lengths)
-                outputs.append(_gather_time(output, reverse) if direction else output)
+                with _on(side if direction else None, fork):
+                    if direction and layer == 0:
+                        reverse = _reversal_index(input.shape[0], lengths, input.device)
+                    x = _gather_time(input, reverse) if direction else input
+                    output, final = lltm_sequence(x, weights, bias, initial, lengths=lengths)
+                    outputs.append(_gather_time(output, reverse) if direction else output)
                 finals.append(final)
+            if side is not None:
+                _join(side, outputs[1], *finals[-1])
             input = torch.cat(outputs, dim=2) if self.bidirectional else outputs[0]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 input = F.dropout(input, self.dropout, training=True)
@@ -326,6 +336,45 @@ def _packed_rows(packed):
     rows, device = steps * batch + ranks, packed.data.device
     # From pinned memory the copy waits for nothing (the caching host allocator keeps it until done).
     return (rows.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else rows), lengths
+
+
+@functools.cache
+def _side_stream(device: torch.device) -> torch.cuda.Stream:
+    """The stream a bidirectional layer's reverse direction runs on beside the forward's, one a
+    device (made once: a stream is a driver object, not memory)."""
+    return torch.cuda.Stream(device)
+
+
+def _fork(side):
+    """Where the current stream is now, for `side` to start from (None without a side stream).
+    Recorded before the forward direction's launches, so that the reverse waits only for what
+    both read (the layer's input, the initial state)."""
+    if side is None:
+        return None
+    event = torch.cuda.Event()
+    event.record(torch.cuda.current_stream(side.device))
+    return event
+
+
+@contextlib.contextmanager
+def _on(side, fork):
+    """Work issued inside runs on `side`, after `fork`, and autograd runs its backward there too;
+    on the current stream where `side` is None."""
+    if side is None:
+        yield
+        return
+    side.wait_event(fork)
+    with torch.cuda.stream(side):
+        yield
+
+
+def _join(side, *made_there):
+    """The current stream waits for `side`, and the caching allocator keeps the tensors made there
+    until the current stream's uses of them are done too (they are handed out again on `side`)."""
+    current = torch.cuda.current_stream(side.device)
+    current.wait_stream(side)
+    for t in made_there:
+        t.record_stream(current)
 
 
 def _reversal_index(time, lengths, device):

@@ -3,7 +3,8 @@ functional entry points `lltm` and `lltm_sequence`.
 
 The C++ library defines ``<namespace>::forward`` and ``backward`` (one step) and
 ``sequence_forward`` and ``sequence_backward`` (a whole sequence), their CPU and CUDA kernels and
-the autograd of the forwards; their fake kernels are registered here. The build loaded at
+the autograd of the forwards, and ``sequences_at_once`` (whether two sequences of a size run side
+by side); the fake kernels are registered here. The build loaded at
 import uses the namespace ``lltm_jit`` (``torch.ops.lltm_jit.*``). Torch can neither unload a
 library nor redefine an operator, so `reload` gives each rebuilt library a namespace of its own
 and points `lltm` at it.
@@ -25,6 +26,7 @@ _builds: dict[str, jit.Build] = {}  # namespace -> loaded build
 _active: jit.Build | None = None  # the build lltm() runs; None: the reference fallback
 _forward = None  # torch.ops.<active namespace>.forward.default
 _sequence_forward = None  # torch.ops.<active namespace>.sequence_forward.default
+_sequences_at_once = None  # torch.ops.<active namespace>.sequences_at_once.default
 _fallback_reason: str | None = None
 
 
@@ -85,7 +87,7 @@ def _tag_compile_caches(key: str) -> None:
 
 
 def _use(spec: jit.BuildSpec) -> jit.Build:
-    global _active, _forward, _sequence_forward
+    global _active, _forward, _sequence_forward, _sequences_at_once
     if spec.namespace in _builds:  # loaded before: nothing is built now
         _builds[spec.namespace] = dataclasses.replace(_builds[spec.namespace], built_now=False)
     else:
@@ -96,6 +98,7 @@ def _use(spec: jit.BuildSpec) -> jit.Build:
     _active = _builds[spec.namespace]
     _forward = getattr(torch.ops, spec.namespace).forward.default
     _sequence_forward = getattr(torch.ops, spec.namespace).sequence_forward.default
+    _sequences_at_once = getattr(torch.ops, spec.namespace).sequences_at_once.default
     return _active
 
 
@@ -216,3 +219,14 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     for_backward = False if not torch.compiler.is_compiling() and torch.is_inference_mode_enabled() else None
     output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward)
     return (output.transpose(0, 1) if batch_first else output), (h_n, c_n)
+
+
+def sequences_at_once(input, weights) -> bool:
+    """Whether two sequences over input (time, batch, input_features) through the cell of
+    `weights`, the two directions of a bidirectional layer, run at once, each on a CUDA stream of
+    its own (the op's rule: src/ops.cpp). False off CUDA, in the reference fallback, and while
+    torch.compile or torch.export traces: their graphs take the directions one after the other."""
+    if _sequences_at_once is None or input.device.type != "cuda" or torch.compiler.is_compiling():
+        return False
+    # The op reads sizes, dtypes and the device: views of no elements, which autocast casts for nothing.
+    return _sequences_at_once(input[:0], weights[:, :0])

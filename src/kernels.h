@@ -30,6 +30,11 @@ using SequenceBackward = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
     std::array<bool, 3> output_mask);
 
+// Whether two sequences of input's sizes through weights' cell (the two directions of a
+// bidirectional layer) run at once on input's device, each on a stream of its own (input 3-D,
+// weights 2-D: ops.cpp checks).
+using SequencesAtOnce = bool(const Tensor& input, const Tensor& weights);
+
 namespace cpu {
 StepForward step_forward;              // cell_cpu.cpp
 StepBackward step_backward;            // cell_cpu.cpp
@@ -42,6 +47,7 @@ StepForward step_forward;              // cell_cuda.cpp
 StepBackward step_backward;            // cell_cuda.cpp
 SequenceForward sequence_forward;      // sequence_cuda.cpp
 SequenceBackward sequence_backward;    // sequence_cuda.cpp
+SequencesAtOnce sequences_at_once;     // sequence_cuda.cpp
 }  // namespace cuda
 
 }  // namespace lltm

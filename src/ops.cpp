@@ -11,6 +11,7 @@
 // costs it most of its compile time: they are parsed once here rather than once per file
 // (benchmarks/NOTES.md, "The build").
 #include "autograd.h"
+#include "checks.h"
 #include "kernels.h"
 #include "lltm_jit.h"
 #include "namespace.h"
@@ -71,6 +72,13 @@ void define(torch::Library& m) {
         " Tensor weights, Tensor? h0, Tensor? c0, Tensor? lengths, Tensor output, Tensor(a!) gates, Tensor cells,"
         " bool[3] output_mask)"
         " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_h0, Tensor d_c0)");
+  // Whether two sequences of input's sizes (time, batch, input_features) through the cell of
+  // `weights` (the two directions of a bidirectional layer) run at once, each on a stream of its
+  // own: on CUDA where both directions' persistent kernels of the two fit on the device together
+  // (one launch's waits never hold the other's blocks off the multiprocessors) and
+  // LLTM_JIT_SEQUENCES_AT_ONCE is not 0; false on the CPU, whose op uses every core already. Under
+  // autocast, for the dtype the sequences run in. Only the sizes, dtypes and device are read.
+  m.def("sequences_at_once(Tensor input, Tensor weights) -> bool");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,7 +285,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
 // ---------------------------------------------------------------------------------------------
 // Autocast
 
-// Autocast of the forward operators, as aten's lower_precision_fp ops (mm, addmm) have it: under
+// Autocast of the forward operators (and of sequences_at_once, which then answers for the dtype
+// they run in), as aten's lower_precision_fp ops (mm, addmm) have it: under
 // torch.autocast every floating-point tensor argument on the autocast device, float64 aside, is cast
 // to the autocast dtype, and the operator runs in it. The casts are aten's own (cached_cast): they
 // are differentiable, so float32 parameters receive float32 gradients, and a parameter is cast once
@@ -298,9 +307,22 @@ void autocast(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 template <c10::DeviceType device_type, c10::DispatchKey autocast_key>
 void register_autocast(torch::Library& m) {
-  for (const char* name : {"forward", "sequence_forward"}) {
+  for (const char* name : {"forward", "sequence_forward", "sequences_at_once"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&autocast<device_type, autocast_key>>());
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whether two sequences run at once (the schema says when), for every backend
+
+bool sequences_at_once(const Tensor& input, const Tensor& weights) {
+  constexpr const char* op = "sequences_at_once";
+  check_rank(op, input, "input", 3, "(time, batch, input_features)");
+  check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
+#ifdef LLTM_JIT_WITH_CUDA
+  if (input.is_cuda()) return cuda::sequences_at_once(input, weights);
+#endif
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,6 +353,8 @@ struct Registrations {
       m.impl("sequence_backward", TORCH_FN(cuda::sequence_backward));
     });
 #endif
+    add(torch::Library::IMPL, c10::DispatchKey::CompositeExplicitAutograd,
+        [](torch::Library& m) { m.impl("sequences_at_once", TORCH_FN(sequences_at_once)); });
     add(torch::Library::IMPL, c10::DispatchKey::Autograd, [](torch::Library& m) {
       m.impl("forward", TORCH_FN(step_forward_autograd));
       m.impl("sequence_forward", TORCH_FN(sequence_forward_autograd));

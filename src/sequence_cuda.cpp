@@ -54,19 +54,25 @@ int planned_multiprocessors() {
                                                   : cuda::device_attribute(cudaDevAttrMultiProcessorCount);
 }
 
-// What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
-// column stride: `weights` is r.weights made contiguous, and `lengths` the device copy
-// (device_lengths); the caller keeps both alive.
-cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights, const Tensor& lengths) {
+// What the persistent kernels' tilings are planned from: the sizes and the current device.
+cuda::SequenceParams planning_params(int64_t batch, int64_t state) {
   cuda::SequenceParams p{};
-  p.time = r.sizes.time;
-  p.batch = r.sizes.batch;
-  p.state = r.sizes.state;
+  p.batch = batch;
+  p.state = state;
   p.multiprocessors = planned_multiprocessors();
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.tensor_cores = cuda::device_attribute(cudaDevAttrComputeCapabilityMajor) >= 8 && tensor_cores_allowed();
   cuda::plan_clusters(p, largest_cluster());
+  return p;
+}
+
+// What both directions pass to the kernels. The kernels read W_h through a row stride, with unit
+// column stride: `weights` is r.weights made contiguous, and `lengths` the device copy
+// (device_lengths); the caller keeps both alive.
+cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights, const Tensor& lengths) {
+  cuda::SequenceParams p = planning_params(r.sizes.batch, r.sizes.state);
+  p.time = r.sizes.time;
   p.weights = weights.const_data_ptr();
   p.weights_ld = weights.stride(0);
   p.c0 = data_or_null(r.c0);
@@ -77,8 +83,10 @@ cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights,
 }
 
 // LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit.
+bool persistent_allowed() { return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step"); }
+
 bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
-  return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step") && cuda::persistent_fits(p, kernel_dtype(dtype));
+  return persistent_allowed() && cuda::persistent_fits(p, kernel_dtype(dtype));
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
@@ -380,6 +388,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_forward(
     const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, std::optional<bool> for_backward) {
   return lltm::sequence_forward<cuda_forward>(input, weights, bias, h0, c0, lengths, for_backward);
+}
+
+bool cuda::sequences_at_once(const Tensor& input, const Tensor& weights) {
+  // The step path's products fill the device, or nearly, at the sizes it runs.
+  if (env_is("LLTM_JIT_SEQUENCES_AT_ONCE", "0") || !persistent_allowed() || input.size(1) == 0 ||
+      !is_supported(input.scalar_type())) {
+    return false;
+  }
+  const c10::cuda::CUDAGuard guard(input.device());
+  return cuda::persistent_fits(planning_params(input.size(1), weights.size(0) / 3), kernel_dtype(input.scalar_type()),
+                               /*copies=*/2);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_backward(

@@ -104,6 +104,7 @@ ENTRY_POINTS = {
     "torch.ops.lltm_jit.backward": ("shape",),
     "torch.ops.lltm_jit.sequence_forward": ("shape",),
     "torch.ops.lltm_jit.sequence_backward": ("shape",),
+    "torch.ops.lltm_jit.sequences_at_once": ("shape",),
 }
 
 
@@ -226,6 +227,14 @@ def _entry_points():
                                                                       [True, True, True]),
                                         r"lltm_sequence_backward: output must have shape \(time, batch, state_size\) "
                                         r"= \(3, 4, 5\), got \(3, 4, 6\)"),
+        "sequences_at_once op input rank": ("torch.ops.lltm_jit.sequences_at_once", "shape",
+                                            lambda: ops.sequences_at_once(x, w),
+                                            r"sequences_at_once: input must have 3 dimensions \(time, batch, "
+                                            r"input_features\), got 2 with shape \(4, 6\)"),
+        "sequences_at_once op weights rank": ("torch.ops.lltm_jit.sequences_at_once", "shape",
+                                              lambda: ops.sequences_at_once(seq, b),
+                                              r"sequences_at_once: weights must have 2 dimensions \(3 \* state_size, "
+                                              r"state_size \+ input_features\), got 1 with shape \(15,\)"),
     }
     return cases
 

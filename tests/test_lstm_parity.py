@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import rel_err
+from helpers import rel_err, requires_cuda
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
@@ -123,6 +123,52 @@ def test_bidirectional_is_two_one_way_passes(device, lengths):
     if lengths is not None:
         past = torch.arange(TIME)[:, None] >= torch.tensor(lengths)
         assert (ours[0][past.to(device)] == 0).all() and (ours[0][~past.to(device)] != 0).all()
+
+
+def persistent_forward_streams(fn):
+    """The CUDA streams (the profiler's ids) that fn's persistent forward kernels ran on."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.device_resource_id for e in prof.events()
+            if e.device_type == torch.autograd.DeviceType.CUDA and "_forward_kernel<" in e.name}
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
+    """On CUDA the reverse direction of a bidirectional layer runs on a stream of its own beside the
+    forward's where both directions' persistent kernels fit on the GPU together (a small batch and
+    state), and after it on the caller's stream where they do not (64x256x512 in float32 takes
+    every multiprocessor) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the
+    same either way, with lengths, an initial state and two layers."""
+    for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
+        monkeypatch.delenv(name, raising=False)
+    torch.manual_seed(0)
+    module = lltm_jit.LLTMSequence(24, 40, 2, bidirectional=True, device="cuda", dtype=dtype)
+    x = randn(9, 6, 24, device="cuda").to(dtype).requires_grad_()
+    h0, c0 = (randn(4, 6, 40, device="cuda", seed=s).to(dtype).requires_grad_() for s in (2, 3))
+    lengths = torch.tensor([9, 0, 4, 9, 1, 7])
+    leaves = (x, h0, c0, *module.parameters())
+
+    def step():
+        output, (h_n, c_n) = module(x, (h0, c0), lengths)
+        return [output, h_n, c_n, *torch.autograd.grad((output.float().sum() + h_n.float().sum()
+                                                         + c_n.float().sum()), leaves)]
+
+    assert lltm_jit.ops.sequences_at_once(x, module.weights_l0)
+    assert len(persistent_forward_streams(step)) == 2
+    at_once = step()
+    monkeypatch.setenv("LLTM_JIT_SEQUENCES_AT_ONCE", "0")
+    assert not lltm_jit.ops.sequences_at_once(x, module.weights_l0)
+    assert len(persistent_forward_streams(step)) == 1
+    for a, b in zip(at_once, step(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    monkeypatch.delenv("LLTM_JIT_SEQUENCES_AT_ONCE")
+    large = torch.empty(1, 64, 256, device="cuda")
+    assert not lltm_jit.ops.sequences_at_once(large, torch.empty(3 * 512, 512 + 256, device="cuda"))
+    assert lltm_jit.ops.sequences_at_once(large.bfloat16()[:, :8], torch.empty(3 * 512, 512 + 256, device="cuda"))
+    assert not lltm_jit.ops.sequences_at_once(x.cpu(), module.weights_l0.cpu())
 
 
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["one_way", "bidirectional"])
@@ -355,14 +401,15 @@ def test_packed_input_carries_its_own_lengths():
         module(packed, lengths=torch.tensor([6, 2]))
 
 
-def test_torch_compile_fullgraph_layers_directions_lengths():
+def test_torch_compile_fullgraph_layers_directions_lengths(device):
     """Two bidirectional layers with lengths and batch_first compile into one graph: outputs and
-    parameter gradients as eager; in training, dropout between the layers runs in the graph."""
+    parameter gradients as eager (on CUDA, whose eager layers run their directions at once, the
+    graph's one after the other); in training, dropout between the layers runs in the graph."""
     torch._dynamo.reset()
-    module = make_module(2, bidirectional=True, batch_first=True, dropout=0.5).eval()
+    module = make_module(2, bidirectional=True, batch_first=True, dropout=0.5, device=device).eval()
     compiled = torch.compile(module, fullgraph=True, backend="aot_eager")  # inductor's input, not its codegen
-    x = randn(BATCH, TIME, FEATURES)
-    state, lengths = random_state(module, BATCH), torch.tensor(LENGTHS)
+    x = randn(BATCH, TIME, FEATURES, device=device)
+    state, lengths = random_state(module, BATCH, device), torch.tensor(LENGTHS)
     parameters = list(module.parameters())
     got = outputs_and_gradients(lambda: compiled(x, state, lengths), parameters)
     want = outputs_and_gradients(lambda: module(x, state, lengths), parameters)
