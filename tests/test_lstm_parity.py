@@ -170,6 +170,33 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     assert not lltm_jit.ops.sequences_at_once(x.cpu(), module.weights_l0.cpu())
 
 
+@requires_cuda
+def test_directions_at_once_inside_a_callers_cuda_graph(monkeypatch):
+    """A caller's CUDA graph of a bidirectional module whose directions run at once captures both
+    streams (the side stream forks from the capture and joins it), and its replays follow new
+    inputs as eager does."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCES_AT_ONCE", raising=False)
+    torch.manual_seed(0)
+    module = lltm_jit.LLTMSequence(24, 40, 2, bidirectional=True, device="cuda")
+    x = randn(9, 6, 24, device="cuda").float()
+    assert lltm_jit.ops.sequences_at_once(x, module.weights_l0)
+    warm = torch.cuda.Stream()
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(warm):  # warm-up, as torch.cuda.graph asks
+        module(x)
+    torch.cuda.current_stream().wait_stream(warm)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        output, (h_n, c_n) = module(x)
+    for seed in (21, 22):
+        x.copy_(randn(9, 6, 24, device="cuda", seed=seed))
+        graph.replay()
+        with torch.no_grad():
+            expected, (expected_h, expected_c) = module(x)
+        for a, b in ((output, expected), (h_n, expected_h), (c_n, expected_c)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["one_way", "bidirectional"])
 def test_layers_are_one_layer_modules_stacked(device, bidirectional):
     """Three layers against three one-layer modules fed each other's outputs by hand, in eval
