@@ -108,6 +108,14 @@ def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int
     return weights.shape[1] - state, state
 
 
+def check_weight_rows(op, weights) -> None:
+    """Where only weights' rows are read (the state size): 2-D, with a positive multiple of 3 rows."""
+    check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
+    torch._check(weights.shape[0] > 0 and weights.shape[0] % 3 == 0,
+                 lambda: f"{op}: weights must have 3 * state_size rows, a positive multiple of 3, got shape "
+                         f"{shape_str(weights.shape)}")
+
+
 def check_input_features(op, input, dims, weights, features) -> None:
     """input's last dimension against the features that weights take; dims names input's dimensions."""
     torch._check(input.shape[-1] == features,

@@ -4,6 +4,7 @@ manner, as nn.Modules."""
 import contextlib
 import functools
 import math
+import threading
 import warnings
 
 import torch
@@ -301,7 +302,7 @@ class LLTMSequence(nn.Module):
             for direction, suffix in enumerate(self._suffixes()):
                 weights, bias = getattr(self, f"weights_l{layer}{suffix}"), _bias(self, f"bias_l{layer}{suffix}")
                 initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
-                with _on(side if direction else None, fork):
+                with _on(side if direction else None, fork, input, weights, bias, *(initial or ()), lengths):
                     if direction and layer == 0:
                         reverse = _reversal_index(input.shape[0], lengths, input.device)
                     x = _gather_time(input, reverse) if direction else input
@@ -338,11 +339,18 @@ def _packed_rows(packed):
     return (rows.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else rows), lengths
 
 
-@functools.cache
+_side_streams = threading.local()
+
+
 def _side_stream(device: torch.device) -> torch.cuda.Stream:
-    """The stream a bidirectional layer's reverse direction runs on beside the forward's, one a
-    device (made once: a stream is a driver object, not memory)."""
-    return torch.cuda.Stream(device)
+    """The stream a bidirectional layer's reverse direction runs on beside the forward's: one for
+    each thread and device, so that no other thread's work joins a capture that this thread's
+    fork pulled the stream into. (torch hands streams out from a pool of 32 a device, which other
+    code draws from too: a shared one orders more work than needed, no less.)"""
+    streams = _side_streams.__dict__.setdefault("by_device", {})
+    if device not in streams:
+        streams[device] = torch.cuda.Stream(device)
+    return streams[device]
 
 
 def _fork(side):
@@ -357,12 +365,18 @@ def _fork(side):
 
 
 @contextlib.contextmanager
-def _on(side, fork):
+def _on(side, fork, *read_there):
     """Work issued inside runs on `side`, after `fork`, and autograd runs its backward there too;
-    on the current stream where `side` is None."""
+    on the current stream where `side` is None. The caching allocator keeps the CUDA tensors of
+    `read_there` (made on the current stream) until `side`'s uses of them are done: autograd frees
+    what the backward saved once its kernels are queued, and the current stream may by then be
+    running the other direction's backward, whose allocations would take that memory."""
     if side is None:
         yield
         return
+    for t in read_there:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            t.record_stream(side)
     side.wait_event(fork)
     with torch.cuda.stream(side):
         yield

@@ -4,7 +4,7 @@ functional entry points `lltm` and `lltm_sequence`.
 The C++ library defines ``<namespace>::forward`` and ``backward`` (one step) and
 ``sequence_forward`` and ``sequence_backward`` (a whole sequence), their CPU and CUDA kernels and
 the autograd of the forwards, and ``sequences_at_once`` (whether two sequences of a size run side
-by side); the fake kernels are registered here. The build loaded at
+by side); their fake kernels are registered here. The build loaded at
 import uses the namespace ``lltm_jit`` (``torch.ops.lltm_jit.*``). Torch can neither unload a
 library nor redefine an operator, so `reload` gives each rebuilt library a namespace of its own
 and points `lltm` at it.
@@ -62,6 +62,14 @@ def _register_fake_kernels(namespace: str) -> None:
         else:
             gates, cells = input.new_empty((time, batch, 3 * state)), torch.empty_like(output)
         return output, input.new_empty((batch, state)), input.new_empty((batch, state)), gates, cells
+
+    @torch.library.register_fake(ops.sequences_at_once.default)
+    def _(input, weights):
+        op = "lltm_sequences_at_once"
+        checks.check_same_kind(op, [("input", input), ("weights", weights)])
+        checks.check_rank(op, input, "input", 3, "(time, batch, input_features)")
+        checks.check_weight_rows(op, weights)
+        return False  # a traced graph keeps one stream
 
     @torch.library.register_fake(ops.sequence_backward.default)
     def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):
@@ -222,11 +230,13 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
 
 
 def sequences_at_once(input, weights) -> bool:
-    """Whether two sequences over input (time, batch, input_features) through the cell of
-    `weights`, the two directions of a bidirectional layer, run at once, each on a CUDA stream of
-    its own (the op's rule: src/ops.cpp). False off CUDA, in the reference fallback, and while
-    torch.compile or torch.export traces: their graphs take the directions one after the other."""
+    """The op ``sequences_at_once`` (its schema in src/ops.cpp says when two sequences run at
+    once) for a module's checked input (time, batch, input_features) and weights; False off CUDA,
+    in the reference fallback, and while torch.compile or torch.export traces: their graphs take
+    the directions one after the other."""
     if _sequences_at_once is None or input.device.type != "cuda" or torch.compiler.is_compiling():
         return False
-    # The op reads sizes, dtypes and the device: views of no elements, which autocast casts for nothing.
-    return _sequences_at_once(input[:0], weights[:, :0])
+    # The op reads sizes, dtypes and the device: views of no elements, which autocast casts for
+    # nothing, made outside autograd's graph.
+    with torch.no_grad():
+        return _sequences_at_once(input[:0], weights[:, :0])

@@ -96,6 +96,14 @@ inline CellSizes check_parameters(const char* op, const Tensor& weights, const T
   return {weights.size(1) - state, state};
 }
 
+// Where only weights' rows are read (the state size): 2-D, with a positive multiple of 3 rows.
+inline void check_weight_rows(const char* op, const Tensor& weights) {
+  check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
+  TORCH_CHECK(weights.size(0) > 0 && weights.size(0) % 3 == 0,
+              join({op, ": weights must have 3 * state_size rows, a positive multiple of 3, got shape ",
+                    shape_str(weights.sizes())}));
+}
+
 // input's last dimension against the features that weights take; dims names input's dimensions.
 inline void check_input_features(const char* op, const Tensor& input, const char* dims, const Tensor& weights,
                                  int64_t features) {

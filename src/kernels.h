@@ -30,9 +30,7 @@ using SequenceBackward = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
     std::array<bool, 3> output_mask);
 
-// Whether two sequences of input's sizes through weights' cell (the two directions of a
-// bidirectional layer) run at once on input's device, each on a stream of its own (input 3-D,
-// weights 2-D: ops.cpp checks).
+// The sequences_at_once operator (its schema in ops.cpp says when), on checked arguments.
 using SequencesAtOnce = bool(const Tensor& input, const Tensor& weights);
 
 namespace cpu {

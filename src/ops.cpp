@@ -74,10 +74,11 @@ void define(torch::Library& m) {
         " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_h0, Tensor d_c0)");
   // Whether two sequences of input's sizes (time, batch, input_features) through the cell of
   // `weights` (the two directions of a bidirectional layer) run at once, each on a stream of its
-  // own: on CUDA where both directions' persistent kernels of the two fit on the device together
-  // (one launch's waits never hold the other's blocks off the multiprocessors) and
-  // LLTM_JIT_SEQUENCES_AT_ONCE is not 0; false on the CPU, whose op uses every core already. Under
-  // autocast, for the dtype the sequences run in. Only the sizes, dtypes and device are read.
+  // own: on CUDA where both directions' persistent kernels of the two fit on the device together,
+  // every block on a multiprocessor of its own and every cluster resident, so that the launches
+  // overlap rather than queue, and LLTM_JIT_SEQUENCES_AT_ONCE is not 0; false on the per-step path
+  // and on the CPU, whose op uses every core already. Under autocast, for the dtype the sequences
+  // run in. Reads input's batch, weights' rows, the dtype and the device.
   m.def("sequences_at_once(Tensor input, Tensor weights) -> bool");
 }
 
@@ -316,9 +317,10 @@ void register_autocast(torch::Library& m) {
 // Whether two sequences run at once (the schema says when), for every backend
 
 bool sequences_at_once(const Tensor& input, const Tensor& weights) {
-  constexpr const char* op = "sequences_at_once";
+  constexpr const char* op = "lltm_sequences_at_once";
+  check_same_kind(op, {{"input", &input}, {"weights", &weights}});
   check_rank(op, input, "input", 3, "(time, batch, input_features)");
-  check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
+  check_weight_rows(op, weights);
 #ifdef LLTM_JIT_WITH_CUDA
   if (input.is_cuda()) return cuda::sequences_at_once(input, weights);
 #endif

@@ -391,11 +391,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_forward(
 }
 
 bool cuda::sequences_at_once(const Tensor& input, const Tensor& weights) {
+  if (env_is("LLTM_JIT_SEQUENCES_AT_ONCE", "0") || input.size(1) == 0) return false;
   // The step path's products fill the device, or nearly, at the sizes it runs.
-  if (env_is("LLTM_JIT_SEQUENCES_AT_ONCE", "0") || !persistent_allowed() || input.size(1) == 0 ||
-      !is_supported(input.scalar_type())) {
-    return false;
-  }
+  if (!persistent_allowed()) return false;
   const c10::cuda::CUDAGuard guard(input.device());
   return cuda::persistent_fits(planning_params(input.size(1), weights.size(0) / 3), kernel_dtype(input.scalar_type()),
                                /*copies=*/2);

@@ -66,6 +66,23 @@ def test_fake_kernel_gives_the_same_errors(case):
             torch.ops.lltm_jit.forward(*fakes)
 
 
+def test_sequences_at_once_fake_kernel_gives_the_same_errors():
+    """sequences_at_once's fake kernel checks what the op checks, in the same words, and answers
+    False for good arguments: a traced graph keeps one stream."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    seq, w = torch.randn(3, B, F, dtype=torch.float64), torch.randn(3 * S, S + F, dtype=torch.float64)
+    ops = torch.ops.lltm_jit
+    for input, weights in ((seq[0], w), (seq, w[0]), (seq, w[:1]), (seq.long(), w), (seq, w.float())):
+        with pytest.raises(RuntimeError) as real:
+            ops.sequences_at_once(input, weights)
+        with FakeTensorMode() as mode, pytest.raises(RuntimeError) as fake:
+            ops.sequences_at_once(mode.from_tensor(input), mode.from_tensor(weights))
+        assert str(fake.value) == str(real.value)
+    with FakeTensorMode() as mode:
+        assert ops.sequences_at_once(mode.from_tensor(seq), mode.from_tensor(w)) is False
+
+
 @requires_cuda
 def test_mixed_devices():
     args = make_inputs(B, F, S, requires_grad=False)
@@ -229,12 +246,21 @@ def _entry_points():
                                         r"= \(3, 4, 5\), got \(3, 4, 6\)"),
         "sequences_at_once op input rank": ("torch.ops.lltm_jit.sequences_at_once", "shape",
                                             lambda: ops.sequences_at_once(x, w),
-                                            r"sequences_at_once: input must have 3 dimensions \(time, batch, "
+                                            r"lltm_sequences_at_once: input must have 3 dimensions \(time, batch, "
                                             r"input_features\), got 2 with shape \(4, 6\)"),
         "sequences_at_once op weights rank": ("torch.ops.lltm_jit.sequences_at_once", "shape",
                                               lambda: ops.sequences_at_once(seq, b),
-                                              r"sequences_at_once: weights must have 2 dimensions \(3 \* state_size, "
-                                              r"state_size \+ input_features\), got 1 with shape \(15,\)"),
+                                              r"lltm_sequences_at_once: weights must have 2 dimensions \(3 \* "
+                                              r"state_size, state_size \+ input_features\), got 1 with shape "
+                                              r"\(15,\)"),
+        "sequences_at_once op weights rows": ("torch.ops.lltm_jit.sequences_at_once", "shape",
+                                              lambda: ops.sequences_at_once(seq, w[:0]),
+                                              r"lltm_sequences_at_once: weights must have 3 \* state_size rows, a "
+                                              r"positive multiple of 3, got shape \(0, 11\)"),
+        "sequences_at_once op integer input": ("torch.ops.lltm_jit.sequences_at_once", "shape",
+                                               lambda: ops.sequences_at_once(seq.long(), w),
+                                               r"lltm_sequences_at_once: input must be a floating-point tensor "
+                                               r"\(float64, float32, float16 or bfloat16\), got Long"),
     }
     return cases
 
