@@ -2,8 +2,8 @@
 so that a change meant not to alter them (a refactor, a file split) can be shown not to without a
 GPU: every .cu file of src/ is compiled to PTX for one architecture in both trees, and each kernel
 is compared up to a consistent renaming of its virtual registers and labels, the operand order of
-a comparison (setp.gt a, b is setp.lt b, a) and the pairing of registers that are set to a
-constant (alike lines that fix no pairing). Needs nvcc and a CUDA build of torch (its headers).
+a comparison (setp.gt a, b is setp.lt b, a) and of a commutative operation (add a, b is add b, a),
+and the pairing of registers that are set to a constant (alike lines that fix no pairing). Needs nvcc and a CUDA build of torch (its headers).
 
     python -m benchmarks.same_kernels --base HEAD~1 [--arch 90]
 
@@ -31,6 +31,8 @@ TOKEN = re.compile(r"%[a-z]+\d+|\$L__BB\d+_\d+")
 ANONYMOUS = re.compile(r"_GLOBAL__N__[0-9a-f]+_|_INTERNAL_[0-9a-f]+_")
 KERNEL = re.compile(r"^(?:\.visible )?\.entry (\S+)\((.*?)\n}\n", re.S | re.M)
 NOT_DEFINING = ("st.", "bar", "bra", "@", "ret", "red.", "atom")
+# Two-operand operations whose operands may come in either order with the same result.
+COMMUTATIVE = re.compile(r"((?:add|mul|and|or|xor|min|max)(?:\.\w+)*) (\S+), (\S+), (\S+);")
 
 
 def ptx_kernels(src: Path, arch: str, out: Path) -> dict[str, list[str]]:
@@ -73,9 +75,21 @@ def same(a: list[str], b: list[str]) -> str | None:
         return f"{len(a)} lines against {len(b)}"
     forward, backward = {}, {}
     constants_a, constants_b = set(), set()
+
+    def fits(x, y):  # x's tokens and y's agree with the renaming so far, and among themselves
+        here, back = {}, {}
+        return all(forward.get(s, here.setdefault(s, t)) == t and backward.get(t, back.setdefault(t, s)) == s
+                   for s, t in zip(TOKEN.findall(x), TOKEN.findall(y)))
+
     for i, (x, y) in enumerate(zip(a, b)):
         if TOKEN.sub("@", x) != TOKEN.sub("@", y):
             return f"line {i}: {x} | {y}"
+        m = COMMUTATIVE.fullmatch(y)
+        if m and not fits(x, y):
+            op, d, u, v = m.groups()
+            swapped = f"{op} {d}, {v}, {u};"
+            if TOKEN.sub("@", swapped) == TOKEN.sub("@", x) and fits(x, swapped):
+                y = swapped
         m = re.fullmatch(r"mov\.\w+ (%\w+), ([-%\w.]+);", x)
         if m and (not m.group(2).startswith("%") or m.group(2) in constants_a):
             constants_a.add(m.group(1))
