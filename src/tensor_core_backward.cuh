@@ -41,6 +41,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const TensorProduct f = tensor_product(p, tiling, false);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
+  // Row r, column k of the block's share: its splits' partial sums added up.
+  const auto split_sum = [&](int r, auto k) {
+    T total = T(0);
+    for (int s = 0; s < splits; ++s) total += partial[(s * R + r) * partial_ld + k];
+    return total;
+  };
   const bool in_shared = tensor_partials_in_shared(tiling, false);
   const int lane = threadIdx.x;
   __syncthreads();
@@ -87,9 +93,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           T total = T(0);
-          if (k + q < S) {
-            for (int s = 0; s < splits; ++s) total += partial[(s * R + r) * partial_ld + k + q];
-          }
+          if (k + q < S) total = split_sum(r, k + q);
           v[q] = __float_as_uint(total);
         }
         const T* to = inbox + ((parity * tiling.tiles + at.tile) * R + r) * W + c;
@@ -102,8 +106,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
           const int r = i / S, k = i % S;
           const int64_t b = at.b0 + r;
           if (b >= B) continue;
-          T total = T(0);
-          for (int s = 0; s < splits; ++s) total += partial[(s * R + r) * partial_ld + k];
+          const T total = split_sum(r, k);
           __stcg(share_out + b * S + k, total);
         }
       }
@@ -111,12 +114,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     }
     // One tile: the splits' partial sums; a cluster: the tiles' shares in the inbox.
     const auto from_block = [&](const Item& it) {
+      if (!CLUSTER) return split_sum(it.r, it.j);
       T total = T(0);
-      if (CLUSTER) {
-        for (int u = 0; u < tiling.tiles; ++u) total += inbox[((parity * tiling.tiles + u) * R + it.r) * W + it.c];
-      } else {
-        for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + it.j];
-      }
+      for (int u = 0; u < tiling.tiles; ++u) total += inbox[((parity * tiling.tiles + u) * R + it.r) * W + it.c];
       return total;
     };
     // Four items a thread take their shares in runs (add_shares); with two, where each thread
