@@ -57,6 +57,14 @@ struct Tiling {
   size_t shared_bytes = 0;
 };
 
+// Whether `copies` launches of tiling t (its rows, tiles and cluster set) are all resident at
+// once, a block a multiprocessor: as clusters, every group's cluster; otherwise every block.
+inline bool resident(const SequenceParams& p, const Tiling& t, int64_t copies = 1) {
+  const int64_t groups = ceil_div(p.batch, t.rows);
+  return t.cluster ? copies * groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)]
+                   : copies * t.tiles * groups <= p.multiprocessors;
+}
+
 // The workspace, in the math type: where tiles > 1 and the group is no cluster, what the blocks of
 // a group exchange (the forward's h, 2 x batch x state; the backward's shares of d_h, 2 x tiles x
 // batch x state; two halves that alternate with the step's parity); where the backward sums d_bias

@@ -131,14 +131,7 @@ bool persistent_fits(const SequenceParams& p, DType dtype, int copies) {
   bool fits = true;
   for (const bool forward : {true, false}) {
     with_choice(p, dtype, forward, [&](auto, const Choice& c) {
-      const Tiling& t = c.tiling;
-      if (t.rows == 0) {
-        fits = false;
-      } else if (copies > 1) {  // each copy's blocks on multiprocessors of their own, its clusters resident
-        const int64_t groups = ceil_div(p.batch, t.rows);
-        fits = fits && copies * t.tiles * groups <= p.multiprocessors &&
-               (!t.cluster || copies * groups <= p.resident_clusters[t.tiles]);
-      }
+      fits = fits && c.tiling.rows > 0 && (copies == 1 || resident(p, c.tiling, copies));
     });
   }
   return fits;

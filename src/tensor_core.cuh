@@ -165,11 +165,7 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
     for (const bool cluster : {false, true}) {
       t.cluster = cluster;
       for (t.rows = 8; t.rows <= kTensorMaxRows; t.rows *= 2) {
-        const int64_t groups = ceil_div(p.batch, t.rows);
-        if (cluster ? groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)]
-                    : t.tiles == 1 || t.tiles * groups <= p.multiprocessors) {
-          break;
-        }
+        if ((!cluster && t.tiles == 1) || resident(p, t)) break;
       }
       if (!cluster) rows_alone = t.rows;
       const bool allowed = cluster ? t.tiles > 1 && t.tiles <= kMaxCluster && t.rows <= rows_alone
