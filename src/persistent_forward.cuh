@@ -6,41 +6,43 @@
 namespace lltm::cuda {
 
 // A thread's cells of the state in a persistent forward, either family's: their items, their cell
-// state and h (in float for the half types), and the input projection of the step at hand and of
-// the next, loaded a step ahead. A step comes in two parts around the group's exchange: update()
-// makes the new h, which the group's other blocks wait for; store() writes what only later
-// kernels read (the pre-activations, the output, the cell state), after the block's arrival, so
-// that the arrival's release does not wait for those stores.
+// state and h (in float for the half types), and the input projection of the step at hand. A step
+// comes in two parts around the group's exchange: update() makes the new h, which the group's
+// other blocks wait for; store() writes what only later kernels read (the pre-activations, the
+// output, the cell state), after the block's arrival, so that the arrival's release does not wait
+// for those stores. The next step's projection is loaded after that (load()), in the storage type
+// and converted where update() reads it: a conversion at the load, or a copy from a register that
+// a load in flight fills, would wait for the load there, and a load before the product put its
+// latency before every step's product (benchmarks/NOTES.md, "Session 23").
 template <typename scalar_t, int ITEMS>
 struct ForwardCells {
   using T = opmath_t<scalar_t>;
   Item items[ITEMS];
-  T c[ITEMS], h[ITEMS], x[ITEMS][3], next[ITEMS][3], z[ITEMS][3];
+  T c[ITEMS], h[ITEMS], z[ITEMS][3];
+  scalar_t x[ITEMS][3];
 
   template <int R>
   __device__ __forceinline__ void start(const ForwardParams& p, const Tiling& tiling, const Place& at, int S) {
     const auto* h0 = static_cast<const scalar_t*>(p.h0);
     const auto* c0 = static_cast<const scalar_t*>(p.c0);
-    const auto* gates = static_cast<const scalar_t*>(p.gates);
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m] = item_at<R>(p, tiling, at, m);
       c[m] = item_value<T>(c0, it, S);
       h[m] = item_value<T>(h0, it, S);
-#pragma unroll
-      for (int g = 0; g < 3; ++g) x[m][g] = it.valid && p.time > 0 ? T(gates[it.b * 3 * S + g * S + it.j]) : T(0);
     }
+    load(p, 0, S);
   }
 
-  // Step t + 1's input projection, whose loads the step's product hides.
-  __device__ __forceinline__ void load_next(const ForwardParams& p, int64_t t, int S) {
+  // Step t's input projection (unread past the last step).
+  __device__ __forceinline__ void load(const ForwardParams& p, int64_t t, int S) {
     const auto* gates = static_cast<const scalar_t*>(p.gates);
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
-        next[m][g] = it.valid && t + 1 < p.time ? T(gates[((t + 1) * p.batch + it.b) * 3 * S + g * S + it.j]) : T(0);
+        if (it.valid && t < p.time) x[m][g] = gates[(t * p.batch + it.b) * 3 * S + g * S + it.j];
       }
     }
   }
@@ -56,8 +58,7 @@ struct ForwardCells {
       if (!it.valid) continue;
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
-        z[m][g] = sum(it, g, x[m][g]);
-        x[m][g] = next[m][g];
+        z[m][g] = sum(it, g, T(x[m][g]));
       }
       if (t < it.length) {
         const auto o = forward_point<T, MathFor<scalar_t>>(z[m][0], z[m][1], z[m][2], c[m]);
@@ -131,7 +132,6 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   const int per_warp = 32 / tiling.lanes, lane = threadIdx.x % 32, k_lane = lane / per_warp;
   const int col = threadIdx.x / 32 * per_warp + lane % per_warp;
   for (int64_t t = 0; t < p.time; ++t) {
-    cells.load_next(p, t, S);
     T z[3][R] = {};
     if (col < W) {
       for (int q = share.begin + k_lane; q < share.end; q += tiling.lanes) {
@@ -178,6 +178,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
         });
     if (tiling.tiles > 1) arrive(arrivals);
     cells.store(p, t, S);
+    cells.load(p, t + 1, S);
     if (tiling.tiles > 1) {
       wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);

@@ -358,6 +358,42 @@ __device__ __forceinline__ FragmentAt fragment_at(int n_tile, int i) {
   return {(lane >> 2) + (i >= 2 ? 8 : 0), n_tile * 8 + (lane & 3) * 2 + (i & 1)};
 }
 
+// The tile's rows of W_h into shared memory, both directions' first work: w[(g * W + c) * ld + k] =
+// W_h[g * S + j0 + c][k] in the storage type, zeros past the state (in j or k) up to `padded`
+// columns. 16 bytes a load where W_h's rows allow it (the state and the row stride multiples of 8
+// elements, the rows 16-byte aligned), 4 loads in flight a thread: at 2 bytes a load this took
+// ~8% of a forward's warp samples at 64x1024x1024, T = 64 (benchmarks/NOTES.md, "Session 23").
+__device__ __forceinline__ void load_weights(uint16_t* w, int ld, const SequenceParams& p, int j0, int W, int S,
+                                             int padded) {
+  const auto* weights = static_cast<const uint16_t*>(p.weights);
+  const int thread = thread_rank(), threads = block_threads(), M = 3 * W;
+  const auto row_of = [&](int row) {
+    return weights + static_cast<int64_t>(row / W * S + j0 + row % W) * p.weights_ld;
+  };
+  if (S % 8 != 0 || p.weights_ld % 8 != 0 || reinterpret_cast<uintptr_t>(weights) % 16 != 0) {
+    for (int i = thread; i < M * padded; i += threads) {
+      const int row = i / padded, k = i % padded;
+      w[row * ld + k] = k < S && j0 + row % W < S ? row_of(row)[k] : uint16_t{0};
+    }
+    return;
+  }
+  constexpr int kInFlight = 4;
+  const int chunks = padded / 8, count = M * chunks;
+  for (int first = thread; first < count; first += kInFlight * threads) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads, row = i / chunks, k = i % chunks * 8;
+      v[u] = i < count && k < S && j0 + row % W < S ? *reinterpret_cast<const uint4*>(row_of(row) + k) : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = first + u * threads;
+      if (i < count) *reinterpret_cast<uint4*>(w + i / chunks * ld + i % chunks * 8) = v[u];
+    }
+  }
+}
+
 // Launches one instantiation of a direction's kernel, of storage type scalar_t with R rows a group,
 // ITEMS cells of the state a thread, and its groups in clusters or not: defined in
 // tensor_core_<direction>.cuh, instantiated per dtype in tensor_core_<direction>_<dtype>.cu, the

@@ -27,16 +27,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
-  const auto* weights = static_cast<const uint16_t*>(p.weights);
   const int thread = thread_rank(), threads = block_threads();
-  for (int i = thread; i < M * padded; i += threads) {
-    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
-    w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
-  }
+  load_weights(w, ld, p, at.j0, W, S, padded);
   for (int i = thread; i < R * dg_ld; i += threads) dg[i] = 0;  // what no item writes stays zero
   BackwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
-  if constexpr (CLUSTER) cluster_barrier();  // every block of the cluster runs before any writes into it
   auto* gates = static_cast<scalar_t*>(p.gates);
   const TensorProduct f = tensor_product(p, tiling, false);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
@@ -49,7 +44,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   };
   const bool in_shared = tensor_partials_in_shared(tiling, false);
   const int lane = threadIdx.x;
-  __syncthreads();
+  if constexpr (CLUSTER) {
+    cluster_barrier();  // every block of the cluster runs, its shared memory set, before any writes into it
+  } else {
+    __syncthreads();
+  }
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) {
       dg[it.r * dg_ld + g * W + it.c] = scalar_t(d).x;

@@ -23,12 +23,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const Workspace<T> ws = workspace<T>(p, tiling);
   auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] in the storage type
   int* arrivals = ws.arrivals + at.group;
-  const auto* weights = static_cast<const uint16_t*>(p.weights);
   const int thread = thread_rank(), threads = block_threads();
-  for (int i = thread; i < M * padded; i += threads) {
-    const int row = i / padded, k = i % padded, g = row / W, c = row % W, j = at.j0 + c;
-    w[row * ld + k] = k < S && j < S ? weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k] : uint16_t{0};
-  }
+  load_weights(w, ld, p, at.j0, W, S, padded);
   const auto* h0 = static_cast<const scalar_t*>(p.h0);
   for (int i = thread; i < R * padded; i += threads) {
     const int r = i / padded, k = i % padded;
@@ -51,7 +47,6 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     // The operand of step t, and in a cluster where the new h goes (the other parity's)
     uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;
     uint16_t* h_next = CLUSTER ? h + ((t + 1) % 2) * R * ld : h;
-    cells.load_next(p, t, S);
     // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state,
     // in rounds of a unit a warp (one round where the partial sums overlay the operand).
     for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
@@ -111,6 +106,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       arrive(arrivals);
     }
     cells.store(p, t, S);
+    cells.load(p, t + 1, S);
     if (CLUSTER) {
       if (t + 1 < p.time) cluster_wait();
     } else if (tiling.tiles > 1) {

@@ -773,6 +773,28 @@ def test_clusters_sum_as_the_exchange_through_l2(dtype, monkeypatch):
         assert torch.equal(a, b), name
 
 
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("size", [TENSOR_CORE_SIZES[0], TENSOR_CORE_SIZES[2]], ids=lambda s: "x".join(map(str, s)))
+def test_tensor_cores_read_weights_at_any_alignment(size, dtype, monkeypatch):
+    """The tensor-core kernels load W_h 16 bytes at a time where its rows are 16-byte aligned, an
+    element at a time otherwise: weights that start 2 bytes into their storage give the same
+    bits as the same values aligned, in what the kernels write (one tile; a group of 16 tiles).
+    d_input and d_weights, cuBLAS's products of the same gate gradients, may take another
+    algorithm for the shifted weights."""
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    args = [a.detach().to(dtype) for a in make_sequence(6, *size, device="cuda", seed=4)]
+    storage = torch.empty(args[1].numel() + 1, device="cuda", dtype=dtype)
+    shifted = storage[1:].view_as(args[1]).copy_(args[1])
+    assert shifted.data_ptr() % 16 != 0 and args[1].data_ptr() % 16 == 0
+    results = [run(lltm_sequence, [a.requires_grad_() for a in (args[0], w, *args[2:])])
+               for w in (args[1].clone(), shifted)]
+    for name, a, b in zip(NAMES, *results):
+        products = name in ("d_input", "d_weights")
+        assert rel_err(a, b) < 10 * torch.finfo(dtype).eps if products else torch.equal(a, b), name
+
+
 def assert_low_precision_lengths(size, dtype, device):
     """Mixed lengths (0 and time among them), with and without an initial state: outputs and
     gradients within twice the eager loop's error against float64 of the same rounded inputs; past
