@@ -22,8 +22,9 @@
 //   cluster (Tiling::cluster): each block then writes what the others need straight into their
 //   shared memory (the forward its columns of the new h into their operands, the backward each
 //   owner's columns of its share of d_h into the owner's inbox), in buffers that alternate with
-//   the step's parity, and the group waits at the cluster's barrier, one a step; the clusters of
-//   different groups never wait for each other, so no launch needs them all resident.
+//   the step's parity, with stores that a receiving block's mbarrier counts: each block waits for
+//   its own bytes, not at a barrier of the cluster; the clusters of different groups never wait
+//   for each other, so no launch needs them all resident.
 #pragma once
 
 #include "persistent.cuh"
@@ -73,16 +74,16 @@ LLTM_HD int64_t tensor_inbox_size(const Tiling& t) {
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
 // the end), the product's operand of R rows in the storage type (two in a cluster's forward), the
 // partial sums in float (in the forward, where t.partials_over_operand, in the operand's place),
-// and a cluster's backward inbox.
+// a cluster's backward inbox, and a cluster's mbarriers.
 inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
-  const int64_t w = 2 * M * ld;
+  const int64_t w = 2 * M * ld, received = t.cluster ? 16 : 0;  // a cluster's two mbarriers
   if (forward) {
     const int64_t operand = 2 * R * ld * (t.cluster ? 2 : 1), partials = 4 * t.slices * R * tensor_partial_ld(M);
-    return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials);
+    return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials) + received;
   }
   const int64_t partials = tensor_partials_in_shared(t, false) ? 4 * t.slices * R * tensor_partial_ld(padded) : 0;
-  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials + 4 * tensor_inbox_size(t);
+  return std::max(w, 4 * R * M) + 2 * R * tensor_operand_ld(M) + partials + 4 * tensor_inbox_size(t) + received;
 }
 
 // A rough cost of a step in cycles, to choose between tilings: the shared-memory reads of the
@@ -90,9 +91,10 @@ inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool
 // 128 bytes a cycle), plus the longest warp's chain of fragments (about 16 cycles an mma, two
 // chains in flight: a few warps alone do not keep the reads at that rate, so the two add up rather
 // than overlap), plus, with several tiles, the exchange (through L2: a barrier, about 1 us, and the
-// gather of R rows of h; in a cluster about 0.5 us, its barrier and the stores into the other
-// blocks, which ranks the tilings measured in benchmarks/NOTES.md "Session 18" as they ran), plus
-// the items' sums of the splits' partials (about 8 cycles each).
+// gather of R rows of h; in a cluster about 0.5 us, the stores into the other blocks and the
+// wait for theirs, which ranks the tilings measured in benchmarks/NOTES.md "Session 18" as they
+// ran with the cluster's barrier; not refitted since the mbarriers of "Session 23"), plus the
+// items' sums of the splits' partials (about 8 cycles each).
 inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
   const TensorProduct f = tensor_product(p, t, forward);
   const int64_t n = t.rows / 8;
@@ -190,10 +192,9 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 }
 
 // A cluster's shared memory (sm_90): the address in block `rank`'s shared memory of what `local`
-// is in this block's (every block of a kernel lays its shared memory out alike), 16 bytes stored
-// there, and the cluster's barrier in its two halves: what each thread of the cluster stored
-// before its arrival, to its own block's shared memory or another's, is visible to every thread of
-// the cluster once it has waited (after every thread's arrival).
+// is in this block's (every block of a kernel lays its shared memory out alike), and the cluster's
+// barrier: what each thread of the cluster wrote before it, to its own block's shared memory or
+// another's, is visible to every thread of the cluster after it.
 __device__ __forceinline__ unsigned cluster_address(const void* local, int rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   unsigned address;
@@ -205,35 +206,66 @@ __device__ __forceinline__ unsigned cluster_address(const void* local, int rank)
 #endif
 }
 
-__device__ __forceinline__ void store_cluster(unsigned address, const uint4& v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(address), "r"(v.x), "r"(v.y), "r"(v.z),
-               "r"(v.w)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-
-__device__ __forceinline__ void cluster_arrive() {
+__device__ __forceinline__ void cluster_barrier() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-#else
-  __trap();
-#endif
-}
-
-__device__ __forceinline__ void cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #else
   __trap();
 #endif
 }
 
-__device__ __forceinline__ void cluster_barrier() {
-  cluster_arrive();
-  cluster_wait();
+// A cluster's exchange without its barrier (sm_90): a block's mbarrier counts the bytes that the
+// cluster's stores (st.async) bring into its shared memory, and a thread that waits for a phase of
+// it sees them all once the phase is complete; no block waits for the others' arrivals, and no
+// release waits for a block's outgoing stores. One arrival a phase, which also announces the bytes
+// the phase brings; stores that land before it count down from zero.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+__device__ __forceinline__ void mbarrier_expect(uint64_t* bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until the phase of `parity` (0 for the barrier's 1st, 3rd, ... phase) is complete.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+  } while (done == 0);
+#else
+  __trap();
+#endif
+}
+
+// 16 bytes stored at `address` (a cluster's shared memory, as cluster_address gives it), counted by
+// the mbarrier at `bar` (likewise) of the block that receives them.
+__device__ __forceinline__ void store_async(unsigned address, const uint4& v, unsigned bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+                   address),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar)
+               : "memory");
+#else
+  __trap();
+#endif
 }
 
 // An A fragment (16 x 16, row-major) of a matrix stored row-major: lane l gives row (l % 16) at

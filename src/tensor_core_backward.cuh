@@ -24,6 +24,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   T* partial = reinterpret_cast<T*>(dg + R * dg_ld);  // partial[(s * R + r) * partial_ld + k]
   // In a cluster: inbox[((parity * tiles + u) * R + r) * W + c], tile u's share of d_h at (r, j0 + c)
   T* inbox = partial + tiling.slices * R * partial_ld;
+  // In a cluster, received[parity]: the mbarrier that counts the bytes of that inbox as the
+  // cluster's blocks store them
+  auto* received = reinterpret_cast<uint64_t*>(inbox + tensor_inbox_size(tiling));
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -45,7 +48,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   const bool in_shared = tensor_partials_in_shared(tiling, false);
   const int lane = threadIdx.x;
   if constexpr (CLUSTER) {
-    cluster_barrier();  // every block of the cluster runs, its shared memory set, before any writes into it
+    if (thread == 0) {
+      mbarrier_init(received);
+      mbarrier_init(received + 1);
+    }
+    cluster_barrier();  // every block of the cluster runs, its shared memory set, before any stores into it
   } else {
     __syncthreads();
   }
@@ -83,8 +90,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
     __syncthreads();  // the partial sums are in; every warp has read the gate gradients
     if (CLUSTER) {
       // Each tile's columns of this block's share (its splits added up), 16 bytes a store, into
-      // the tile's inbox of this step's parity (which its block finished reading before the last
-      // barrier), then the barrier.
+      // the tile's inbox of this step's parity (which its block finished reading two steps ago,
+      // before its share of the step between), counted by that block's mbarrier of the parity;
+      // then this block's inbox is awaited.
+      uint64_t* bar = received + parity;
+      if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(4 * tiling.tiles * R * W));
       const int chunks = W / 4, per_tile = R * chunks;
       for (int i = thread; i < tiling.tiles * per_tile; i += threads) {
         const int u = i / per_tile, r = i % per_tile / chunks, c = i % chunks * 4, k = u * W + c;
@@ -96,9 +106,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
           v[q] = __float_as_uint(total);
         }
         const T* to = inbox + ((parity * tiling.tiles + at.tile) * R + r) * W + c;
-        store_cluster(cluster_address(to, u), make_uint4(v[0], v[1], v[2], v[3]));
+        store_async(cluster_address(to, u), make_uint4(v[0], v[1], v[2], v[3]), cluster_address(bar, u));
       }
-      cluster_barrier();
+      mbarrier_wait(bar, static_cast<unsigned>((p.time - 1 - t) / 2 % 2));
     } else if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
       if (in_shared) {
         for (int i = thread; i < R * S; i += threads) {

@@ -20,6 +20,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   uint16_t* h = w + M * ld;  // h[r * ld + k] in the storage type; in a cluster, h[2][R * ld] by parity
   // partial[(s * R + r) * partial_ld + g * W + c], past the operand(s) or over it
   T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + (CLUSTER ? 2 : 1) * R * ld);
+  // In a cluster, received[parity]: the mbarrier that counts the bytes of that operand as the
+  // cluster's blocks store them
+  auto* received = reinterpret_cast<uint64_t*>(partial + tiling.slices * R * partial_ld);
   const Workspace<T> ws = workspace<T>(p, tiling);
   auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] in the storage type
   int* arrivals = ws.arrivals + at.group;
@@ -35,7 +38,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   ForwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
   if constexpr (CLUSTER) {
-    cluster_barrier();  // every block of the cluster runs, its operands set, before any writes into them
+    if (thread == 0) {
+      mbarrier_init(received);
+      mbarrier_init(received + 1);
+    }
+    cluster_barrier();  // every block of the cluster runs, its operands and mbarriers set, before any stores into them
   } else {
     __syncthreads();
   }
@@ -44,9 +51,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
   const int lane = threadIdx.x;
   for (int64_t t = 0; t < p.time; ++t) {
-    // The operand of step t, and in a cluster where the new h goes (the other parity's)
-    uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;
-    uint16_t* h_next = CLUSTER ? h + ((t + 1) % 2) * R * ld : h;
+    uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;  // in a cluster, the next step's is the other parity's
     // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state,
     // in rounds of a unit a warp (one round where the partial sums overlay the operand).
     for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
@@ -78,29 +83,40 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
           return total;
         },
         [&](const Item& it, T h_new) {
+          if (CLUSTER) return;  // sent below, 8 columns a store
           const uint16_t word = scalar_t(h_new).x;
-          if (CLUSTER || tiling.tiles == 1) {
-            h_next[it.r * ld + it.j] = word;
+          if (tiling.tiles == 1) {
+            h[it.r * ld + it.j] = word;
           } else {
             __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, word);
           }
         });
-    // The group's exchange: this block's columns of the new h published, then, while the others
-    // publish theirs, the step's stores to memory; then the others' columns.
+    // The group's exchange. In a cluster, this block's columns of the new h go into every block's
+    // operand of the next step (all of which finished reading it for the step before), counted by
+    // that block's mbarrier of its parity: the 8 lanes that hold 8 consecutive columns of a row
+    // (widths are multiples of 16) gather them through shuffles, and lane q of the 8 stores them
+    // into blocks q, q + 8, ... Through L2, it is published, and while the others publish theirs,
+    // the step's stores to memory go out; then the others' columns come in.
     if (CLUSTER) {
-      // 16 bytes a store, into the other blocks' operands of the next step (which they finished
-      // reading before the last barrier).
       if (t + 1 < p.time) {
-        __syncthreads();
-        const int chunks = W / 8, per_block = R * chunks;
-        for (int i = thread; i < (tiling.tiles - 1) * per_block; i += threads) {
-          const int rank = (at.tile + 1 + i / per_block) % tiling.tiles, r = i % per_block / chunks;
-          const int k = at.j0 + i % chunks * 8;
+        uint16_t* next = h + ((t + 1) % 2) * R * ld;
+        uint64_t* bar = received + (t + 1) % 2;
+        if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(2 * R * padded));
+#pragma unroll
+        for (int m = 0; m < ITEMS; ++m) {
+          if ((thread & ~31) + m * threads >= R * W) break;  // the warp holds no cells
+          const uint32_t mine = cells.items[m].valid ? scalar_t(cells.h[m]).x : 0u;
+          const uint32_t pair = mine | (__shfl_down_sync(~0u, mine, 1) << 16);  // even lanes: 2 columns
+          const int first = lane & ~7, item = thread + m * threads - (lane & 7);
+          const uint4 v{__shfl_sync(~0u, pair, first), __shfl_sync(~0u, pair, first + 2),
+                        __shfl_sync(~0u, pair, first + 4), __shfl_sync(~0u, pair, first + 6)};
+          const int k = at.j0 + item % W;
           if (k >= padded) continue;
-          const uint16_t* from = h_next + r * ld + k;
-          store_cluster(cluster_address(from, rank), *reinterpret_cast<const uint4*>(from));
+          const uint16_t* to = next + item / W * ld + k;
+          for (int rank = lane & 7; rank < tiling.tiles; rank += 8) {
+            store_async(cluster_address(to, rank), v, cluster_address(bar, rank));
+          }
         }
-        cluster_arrive();
       }
     } else if (tiling.tiles > 1) {
       arrive(arrivals);
@@ -108,8 +124,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     cells.store(p, t, S);
     cells.load(p, t + 1, S);
     if (CLUSTER) {
-      if (t + 1 < p.time) cluster_wait();
-    } else if (tiling.tiles > 1) {
+      // The new h is in (every phase's bytes come from every block: the block's own reads of the
+      // partial sums are done too)
+      if (t + 1 < p.time) mbarrier_wait(received + (t + 1) % 2, static_cast<unsigned>(t / 2 % 2));
+      continue;
+    }
+    if (tiling.tiles > 1) {
       wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
       // The partial sums overwrote the operand's columns past the state, which the product reads
