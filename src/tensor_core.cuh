@@ -219,10 +219,7 @@ __device__ __forceinline__ void cluster_barrier() {
 // cluster's stores (st.async) bring into its shared memory, and a thread that waits for a phase of
 // it sees them all once the phase is complete; no block waits for the others' arrivals, and no
 // release waits for a block's outgoing stores. One arrival a phase, which also announces the bytes
-// the phase brings; stores that land before it count down from zero. The arrival and the wait have
-// the CTA scope's default semantics: what the stores bring is visible through the barrier's phase
-// itself, and a wait that acquires at the cluster's scope invalidates the L1 cache (CCTL.IVALL),
-// which took 23% of a cluster forward's warp samples (benchmarks/NOTES.md, "Session 23").
+// the phase brings; stores that land before it count down from zero.
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
@@ -234,7 +231,8 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 
 __device__ __forceinline__ void mbarrier_expect(uint64_t* bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+               "r"(bytes)
                : "memory");
 #else
   __trap();
@@ -247,7 +245,7 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
   unsigned done = 0;
   do {
     asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
         : "=r"(done)
         : "r"(shared_address(bar)), "r"(parity)
         : "memory");
