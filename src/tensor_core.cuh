@@ -268,6 +268,22 @@ __device__ __forceinline__ void store_async(unsigned address, const uint4& v, un
 #endif
 }
 
+// The end of a block's setup, before its first step: in a cluster, the block's two mbarriers of
+// the exchange (`received`, one a parity) set, then every block of the cluster running, its shared
+// memory set, before any stores into it; otherwise the block's barrier.
+template <bool CLUSTER>
+__device__ __forceinline__ void setup_done(uint64_t* received) {
+  if constexpr (CLUSTER) {
+    if (thread_rank() == 0) {
+      mbarrier_init(received);
+      mbarrier_init(received + 1);
+    }
+    cluster_barrier();
+  } else {
+    __syncthreads();
+  }
+}
+
 // An A fragment (16 x 16, row-major) of a matrix stored row-major: lane l gives row (l % 16) at
 // column 8 (l / 16).
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* row) {

@@ -37,15 +37,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   }
   ForwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
-  if constexpr (CLUSTER) {
-    if (thread == 0) {
-      mbarrier_init(received);
-      mbarrier_init(received + 1);
-    }
-    cluster_barrier();  // every block of the cluster runs, its operands and mbarriers set, before any stores into them
-  } else {
-    __syncthreads();
-  }
+  setup_done<CLUSTER>(received);
   const TensorProduct f = tensor_product(p, tiling, true);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
