@@ -74,10 +74,11 @@ LLTM_HD int64_t tensor_inbox_size(const Tiling& t) {
 // Shared memory: the tile's W_h (in the backward also the float scratch of its d_bias sums at
 // the end), the product's operand of R rows in the storage type (two in a cluster's forward), the
 // partial sums in float (in the forward, where t.partials_over_operand, in the operand's place),
-// a cluster's backward inbox, and a cluster's mbarriers.
+// a cluster's backward inbox, and the mbarriers (a cluster's, or the forward's bulk gather's).
 inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t padded = tensor_state_padded(p.state), ld = tensor_operand_ld(padded), M = 3 * t.width, R = t.rows;
-  const int64_t w = 2 * M * ld, received = t.cluster ? 16 : 0;  // a cluster's two mbarriers
+  // A cluster's two mbarriers, or the forward's gather's one (the last 16 bytes)
+  const int64_t w = 2 * M * ld, received = t.cluster || (forward && t.tiles > 1) ? 16 : 0;
   if (forward) {
     const int64_t operand = 2 * R * ld * (t.cluster ? 2 : 1), partials = 4 * t.slices * R * tensor_partial_ld(M);
     return w + (t.partials_over_operand ? std::max(operand, partials) : operand + partials) + received;
@@ -239,6 +240,16 @@ __device__ __forceinline__ void mbarrier_expect(uint64_t* bar, unsigned bytes) {
 #endif
 }
 
+// The same for a phase whose bytes come from this block's own bulk copies (bulk_copy).
+__device__ __forceinline__ void mbarrier_expect_cta(uint64_t* bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Waits until the phase of `parity` (0 for the barrier's 1st, 3rd, ... phase) is complete.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -268,16 +279,81 @@ __device__ __forceinline__ void store_async(unsigned address, const uint4& v, un
 #endif
 }
 
-// The end of a block's setup, before its first step: in a cluster, the block's two mbarriers of
-// the exchange (`received`, one a parity) set, then every block of the cluster running, its shared
-// memory set, before any stores into it; otherwise the block's barrier.
+// Whether the forward's gather through L2 of rows of the state S runs on the bulk copy engine
+// (gather_bulk) rather than on loads (gather_operand): on sm_90, for rows of whole 16 bytes (as
+// the copies move them). The copies leave the warps free while the rows come in: at 32 rows of
+// 1400 columns the forward measured 12-19% faster, and no size slower (benchmarks/NOTES.md,
+// "Session 24").
+__device__ __forceinline__ bool bulk_gather(int S) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return S % 8 == 0;
+#else
+  return false;
+#endif
+}
+
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory into this block's
+// shared memory by the bulk copy engine, counted by this block's mbarrier at `bar`.
+__device__ __forceinline__ void bulk_copy(void* to, const void* from, unsigned bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_address(to)),
+               "l"(from), "r"(bytes), "r"(shared_address(bar))
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until the phase of `parity` of this block's mbarrier at `bar`, whose bytes come from the
+// block's own bulk copies, is complete (as any consumer of the copy engine waits: at the block's
+// scope).
+__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned done = 0;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(shared_address(bar)), "r"(parity)
+                 : "memory");
+  } while (done == 0);
+#else
+  __trap();
+#endif
+}
+
+// The forward's gather of rows [b0, b0 + R) of h's exchange (`from`, S a multiple of 8) into the
+// operand (row stride ld) on the bulk copy engine, started by warp 0 once the group's counter
+// reaches `target`: a copy a row, counted by `gathered`, for which every thread then waits
+// (bulk_wait). Rows past the batch are left as they are. Every lane polls (one load for the
+// warp), so that each acquires the others' stores of h before its copies read them.
+template <int R>
+__device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
+                                            int64_t B, int* arrivals, int target, uint64_t* gathered) {
+  int seen = 0;
+  do {
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
+  } while (__any_sync(~0u, seen < target));
+  const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
+  if (lane == 0) mbarrier_expect_cta(gathered, static_cast<unsigned>(2 * rows * S));
+  // The other blocks' stores of h (acquired through the counter) and the block's reads and writes
+  // of the operand are the generic proxy's accesses, the copies the async proxy's. (A fence of
+  // every state space would also wait for this thread's stores to global memory to complete.)
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  for (int r = lane; r < rows; r += 32) bulk_copy(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered);
+}
+
+// The end of a block's setup, before its first step: the block's mbarriers (`count` at `bars`: a
+// cluster's two of the exchange, one a parity, or the bulk gather's one) set, then in a cluster
+// every block of the cluster running, its shared memory set, before any stores into it;
+// otherwise the block's barrier.
 template <bool CLUSTER>
-__device__ __forceinline__ void setup_done(uint64_t* received) {
+__device__ __forceinline__ void setup_done(uint64_t* bars, int count) {
+  if (thread_rank() == 0) {
+    for (int i = 0; i < count; ++i) mbarrier_init(bars + i);
+  }
   if constexpr (CLUSTER) {
-    if (thread_rank() == 0) {
-      mbarrier_init(received);
-      mbarrier_init(received + 1);
-    }
     cluster_barrier();
   } else {
     __syncthreads();

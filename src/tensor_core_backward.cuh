@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   };
   const bool in_shared = tensor_partials_in_shared(tiling, false);
   const int lane = threadIdx.x;
-  setup_done<CLUSTER>(received);
+  setup_done<CLUSTER>(received, CLUSTER ? 2 : 0);
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) {
       dg[it.r * dg_ld + g * W + it.c] = scalar_t(d).x;

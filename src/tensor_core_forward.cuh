@@ -20,9 +20,10 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   uint16_t* h = w + M * ld;  // h[r * ld + k] in the storage type; in a cluster, h[2][R * ld] by parity
   // partial[(s * R + r) * partial_ld + g * W + c], past the operand(s) or over it
   T* partial = reinterpret_cast<T*>(tiling.partials_over_operand ? h : h + (CLUSTER ? 2 : 1) * R * ld);
-  // In a cluster, received[parity]: the mbarrier that counts the bytes of that operand as the
-  // cluster's blocks store them
-  auto* received = reinterpret_cast<uint64_t*>(partial + tiling.slices * R * partial_ld);
+  // In shared memory's last 16 bytes: in a cluster, received[parity], the mbarrier that counts the
+  // bytes of that operand as the cluster's blocks store them; through L2, received[0] counts those
+  // of the bulk gather
+  auto* received = reinterpret_cast<uint64_t*>(shared + tiling.shared_bytes - 16);
   const Workspace<T> ws = workspace<T>(p, tiling);
   auto* exchange = reinterpret_cast<uint16_t*>(ws.exchange);  // [2][batch][state] in the storage type
   int* arrivals = ws.arrivals + at.group;
@@ -33,11 +34,11 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
     h[r * ld + k] = h0 != nullptr && b < B && k < S ? h0[b * S + k].x : uint16_t{0};
-    if constexpr (CLUSTER) h[(R + r) * ld + k] = 0;  // the other's columns past the state and rows past the batch
   }
   ForwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
-  setup_done<CLUSTER>(received);
+  const bool bulk = !CLUSTER && tiling.tiles > 1 && bulk_gather(S);
+  setup_done<CLUSTER>(received, CLUSTER ? 2 : bulk ? 1 : 0);
   const TensorProduct f = tensor_product(p, tiling, true);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
@@ -114,8 +115,14 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
           }
         }
       }
-    } else if (tiling.tiles > 1) {
+    } else if (tiling.tiles > 1 && t + 1 < p.time) {
       arrive(arrivals);
+      // The bulk gather starts as soon as the group has arrived; the other warps' stores and
+      // loads of the step go out meanwhile.
+      if (bulk && threadIdx.y == 0) {
+        gather_bulk<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B, arrivals,
+                       static_cast<int>(t + 1) * tiling.tiles, received);
+      }
     }
     cells.store(p, t, S);
     cells.load(p, t + 1, S);
@@ -125,17 +132,24 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       if (t + 1 < p.time) mbarrier_wait(received + (t + 1) % 2, static_cast<unsigned>(t / 2 % 2));
       continue;
     }
-    if (tiling.tiles > 1) {
-      wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
+    if (tiling.tiles > 1 && t + 1 < p.time) {
+      if (bulk) {
+        bulk_wait(received, static_cast<unsigned>(t % 2));
+      } else {
+        wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+        gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
+      }
       // The partial sums overwrote the operand's columns past the state, which the product reads
       // against W_h's zeros there: zeros again (bits of a float may be a NaN's, and 0 NaN is NaN).
+      // (Its rows past the batch, which the bulk gather leaves as they are, reach only their own
+      // columns of the product, whose items store nothing.)
       if (tiling.partials_over_operand && padded > S) {
         const int pad = padded - S;
         for (int i = thread; i < R * pad; i += threads) h[i / pad * ld + S + i % pad] = 0;
       }
     }
-    __syncthreads();  // the new h is in
+    // The new h is in (the bulk gather's wait says so, unless zeros were written beside it)
+    if (!bulk || tiling.partials_over_operand) __syncthreads();
   }
   cells.finish(p, S);
 }
