@@ -190,6 +190,15 @@ def flat_lstm(size, device: torch.device, dtype: torch.dtype, **options) -> nn.L
     # Built on the device directly, its weights are not yet in cuDNN's one buffer, and every call
     # would copy them there ("RNN module weights are not part of single contiguous chunk").
     lstm.flatten_parameters()
+    if dtype == torch.bfloat16 and device.type == "cuda" and torch.backends.cudnn.is_available():
+        # flatten_parameters() passes bfloat16 by (torch's cudnn.is_acceptable lists half, float
+        # and double), although cuDNN runs it: its call, as flatten_parameters() makes it.
+        from torch.backends.cudnn import rnn
+
+        with torch.no_grad():
+            torch._cudnn_rnn_flatten_weight(lstm._flat_weights, 4 if lstm.bias else 2, lstm.input_size,
+                                            rnn.get_cudnn_mode(lstm.mode), lstm.hidden_size, lstm.proj_size,
+                                            lstm.num_layers, lstm.batch_first, bool(lstm.bidirectional))
     return lstm
 
 
