@@ -230,36 +230,47 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 #endif
 }
 
+// The scope of a phase's announcement and of the waits for it: the cluster's where the bytes
+// come from the cluster's stores (store_async), the block's where they come from its own bulk
+// copies (bulk_copy; as any consumer of the copy engine waits).
+enum class Scope { kBlock, kCluster };
+
+template <Scope SCOPE>
 __device__ __forceinline__ void mbarrier_expect(uint64_t* bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
-               "r"(bytes)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-
-// The same for a phase whose bytes come from this block's own bulk copies (bulk_copy).
-__device__ __forceinline__ void mbarrier_expect_cta(uint64_t* bar, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
-               : "memory");
+  if constexpr (SCOPE == Scope::kCluster) {
+    asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     shared_address(bar)),
+                 "r"(bytes)
+                 : "memory");
+  } else {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+                 : "memory");
+  }
 #else
   __trap();
 #endif
 }
 
 // Waits until the phase of `parity` (0 for the barrier's 1st, 3rd, ... phase) is complete.
+template <Scope SCOPE>
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   unsigned done = 0;
   do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(shared_address(bar)), "r"(parity)
-        : "memory");
+    if constexpr (SCOPE == Scope::kCluster) {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, "
+          "p; }"
+          : "=r"(done)
+          : "r"(shared_address(bar)), "r"(parity)
+          : "memory");
+    } else {
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done)
+                   : "r"(shared_address(bar)), "r"(parity)
+                   : "memory");
+    }
   } while (done == 0);
 #else
   __trap();
@@ -305,27 +316,10 @@ __device__ __forceinline__ void bulk_copy(void* to, const void* from, unsigned b
 #endif
 }
 
-// Waits until the phase of `parity` of this block's mbarrier at `bar`, whose bytes come from the
-// block's own bulk copies, is complete (as any consumer of the copy engine waits: at the block's
-// scope).
-__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned done = 0;
-  do {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                 : "=r"(done)
-                 : "r"(shared_address(bar)), "r"(parity)
-                 : "memory");
-  } while (done == 0);
-#else
-  __trap();
-#endif
-}
-
 // The forward's gather of rows [b0, b0 + R) of h's exchange (`from`, S a multiple of 8) into the
 // operand (row stride ld) on the bulk copy engine, started by warp 0 once the group's counter
 // reaches `target`: a copy a row, counted by `gathered`, for which every thread then waits
-// (bulk_wait). Rows past the batch are left as they are. Every lane polls (one load for the
+// (mbarrier_wait). Rows past the batch are left as they are. Every lane polls (one load for the
 // warp), so that each acquires the others' stores of h before its copies read them.
 template <int R>
 __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
@@ -335,7 +329,7 @@ __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uin
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
   } while (__any_sync(~0u, seen < target));
   const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
-  if (lane == 0) mbarrier_expect_cta(gathered, static_cast<unsigned>(2 * rows * S));
+  if (lane == 0) mbarrier_expect<Scope::kBlock>(gathered, static_cast<unsigned>(2 * rows * S));
   // The other blocks' stores of h (acquired through the counter) and the block's reads and writes
   // of the operand are the generic proxy's accesses, the copies the async proxy's. (A fence of
   // every state space would also wait for this thread's stores to global memory to complete.)

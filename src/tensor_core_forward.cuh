@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       if (t + 1 < p.time) {
         uint16_t* next = h + ((t + 1) % 2) * R * ld;
         uint64_t* bar = received + (t + 1) % 2;
-        if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(2 * R * padded));
+        if (thread == 0) mbarrier_expect<Scope::kCluster>(bar, static_cast<unsigned>(2 * R * padded));
         // Each lane's reads of the partial sums are ordered before the stores of whichever lane
         // of its 8 sends into this block: a completed phase then says they are done (the values
         // themselves reach that lane through shuffles, which order no memory).
@@ -129,12 +129,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     if (CLUSTER) {
       // The new h is in (every phase's bytes come from every block: the block's own reads of the
       // partial sums are done too)
-      if (t + 1 < p.time) mbarrier_wait(received + (t + 1) % 2, static_cast<unsigned>(t / 2 % 2));
+      if (t + 1 < p.time) mbarrier_wait<Scope::kCluster>(received + (t + 1) % 2, static_cast<unsigned>(t / 2 % 2));
       continue;
     }
     if (tiling.tiles > 1 && t + 1 < p.time) {
       if (bulk) {
-        bulk_wait(received, static_cast<unsigned>(t % 2));
+        mbarrier_wait<Scope::kBlock>(received, static_cast<unsigned>(t % 2));
       } else {
         wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
         gather_operand<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B);
