@@ -193,15 +193,21 @@ __device__ __forceinline__ void arrive(int* arrivals) {
   }
 }
 
+// The group's counter, read with an acquire: once it shows every arrival of a step, what their
+// blocks wrote before arriving is visible to this thread.
+__device__ __forceinline__ int load_acquire(const int* arrivals) {
+  int seen;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
+  return seen;
+}
+
 // Waits until the group's counter reaches `target`: what every block of the group wrote before
 // arriving is then visible to every thread of this one (the acquiring polls order what follows
 // after the last arrival).
 __device__ __forceinline__ void wait_for(int* arrivals, int target) {
   if (threadIdx.x == 0 && threadIdx.y == 0) {
-    int seen = 0;
-    do {
-      asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
-    } while (seen < target);
+    while (load_acquire(arrivals) < target) {
+    }
   }
   __syncthreads();
 }

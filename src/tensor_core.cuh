@@ -292,9 +292,8 @@ __device__ __forceinline__ void store_async(unsigned address, const uint4& v, un
 
 // Whether the forward's gather through L2 of rows of the state S runs on the bulk copy engine
 // (gather_bulk) rather than on loads (gather_operand): on sm_90, for rows of whole 16 bytes (as
-// the copies move them). The copies leave the warps free while the rows come in: at 32 rows of
-// 1400 columns the forward measured 12-19% faster, and no size slower (benchmarks/NOTES.md,
-// "Session 24").
+// the copies move them). The copies leave the warps free while the rows come in; no size
+// measured slower than with the loads (benchmarks/NOTES.md, "Sessions 24–25").
 __device__ __forceinline__ bool bulk_gather(int S) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   return S % 8 == 0;
@@ -324,10 +323,8 @@ __device__ __forceinline__ void bulk_copy(void* to, const void* from, unsigned b
 template <int R>
 __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
                                             int64_t B, int* arrivals, int target, uint64_t* gathered) {
-  int seen = 0;
-  do {
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(arrivals) : "memory");
-  } while (__any_sync(~0u, seen < target));
+  while (__any_sync(~0u, load_acquire(arrivals) < target)) {
+  }
   const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
   if (lane == 0) mbarrier_expect<Scope::kBlock>(gathered, static_cast<unsigned>(2 * rows * S));
   // The other blocks' stores of h (acquired through the counter) and the block's reads and writes
