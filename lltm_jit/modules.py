@@ -276,12 +276,16 @@ class LLTMSequence(nn.Module):
             state = _state_pair(self, state, state_shape, layout)
             if not batched:
                 state = (state[0][:, None], state[1][:, None])
+            elif packed is not None and packed.sorted_indices is not None:  # to the packed (sorted) order
+                state = tuple(s.index_select(1, packed.sorted_indices) for s in state)
 
         output, h_n, c_n = self._layers(input, state, lengths)
 
         if packed is not None:
             data = output.reshape(time * batch, -1).index_select(0, rows)
             output = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+            if packed.unsorted_indices is not None:  # back to the caller's order
+                h_n, c_n = h_n.index_select(1, packed.unsorted_indices), c_n.index_select(1, packed.unsorted_indices)
         elif not batched:
             output, h_n, c_n = output[:, 0], h_n[:, 0], c_n[:, 0]
         elif self.batch_first:
@@ -320,23 +324,26 @@ class LLTMSequence(nn.Module):
 
 
 def _packed_rows(packed):
-    """Where each row of packed.data lies in the padded (time, batch) input, as t * batch + b with b
-    in the caller's order, on the data's device; and each sequence's length (batch,), on the CPU in
-    the caller's order. A gather each way then pads and packs, where nn.utils.rnn loops over the
-    steps with a copy each, whose launches bound a packed call on CUDA (benchmarks/NOTES.md,
-    "Session 13")."""
+    """Where each row of packed.data lies in the padded (time, batch) input, as t * batch + b, on
+    the data's device; and each sequence's length (batch,), on the CPU. The sequences stay in the
+    packed order (longest first), as nn.LSTM runs them, so that neither needs the device's
+    sorted_indices on the host (which would wait for the device); the caller puts the state into
+    that order and the final state back. A gather each way then pads and packs, where
+    nn.utils.rnn loops over the steps with a copy each, whose launches bound a packed call on CUDA
+    (benchmarks/NOTES.md, "Session 13")."""
     sizes = packed.batch_sizes  # (time,) on the CPU, non-increasing: the sequences running at t
     batch = int(sizes[0])
     steps = torch.repeat_interleave(torch.arange(len(sizes)), sizes)  # each row's t
-    ranks = torch.arange(len(steps)) - torch.repeat_interleave(sizes.cumsum(0) - sizes, sizes)  # its sorted b
-    lengths = (sizes[None, :] > torch.arange(batch)[:, None]).sum(1)  # by sorted position
-    if packed.sorted_indices is not None:  # the one wait for the device, as pad_packed_sequence's
-        order = packed.sorted_indices.cpu()
-        ranks = order[ranks]
-        lengths = torch.empty_like(lengths).index_copy_(0, order, lengths)
-    rows, device = steps * batch + ranks, packed.data.device
-    # From pinned memory the copy waits for nothing (the caching host allocator keeps it until done).
-    return (rows.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else rows), lengths
+    ranks = torch.arange(len(steps)) - torch.repeat_interleave(sizes.cumsum(0) - sizes, sizes)  # its b
+    lengths = (sizes[None, :] > torch.arange(batch)[:, None]).sum(1)
+    return _to_device(steps * batch + ranks, packed.data.device), lengths
+
+
+def _to_device(t, device):
+    """t on `device`: from the CPU to CUDA through pinned memory, which waits for nothing (the
+    caching host allocator keeps it until the copy is done), where a copy from pageable memory
+    would wait for the device's queued work."""
+    return t.pin_memory().to(device, non_blocking=True) if device.type == "cuda" and t.is_cpu else t.to(device)
 
 
 _side_streams = threading.local()
@@ -397,7 +404,7 @@ def _reversal_index(time, lengths, device):
     if lengths is None:
         return None
     t = torch.arange(time, device=device)[:, None]
-    lengths = lengths.to(device)
+    lengths = _to_device(lengths, device)
     return torch.where(t < lengths, lengths - 1 - t, t)
 
 

@@ -253,6 +253,35 @@ def test_packed_sequence_is_padding_plus_lengths(device, enforce_sorted, batch_f
         assert a.shape == b.shape and rel_err(a, b) < 1e-14, i
 
 
+@requires_cuda
+@pytest.mark.parametrize("kernel", ["persistent", "step"])
+@pytest.mark.parametrize("given", ["packed", "lengths"])
+def test_lengths_never_wait_for_the_device(given, kernel, monkeypatch):
+    """A PackedSequence (unsorted, with an initial state) or lengths on the CPU: neither the
+    forward nor the backward of two bidirectional layers waits for the device (torch's sync debug
+    mode raises at any call that would), on the persistent kernels and on the per-step path."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", kernel)
+    module = make_module(2, device="cuda", bidirectional=True)
+    x = randn(TIME, BATCH, FEATURES, device="cuda").requires_grad_()
+    state = tuple(s.requires_grad_() for s in random_state(module, BATCH, "cuda"))
+    lengths = torch.tensor([4, 6, 1, 6, 3])
+    # Packed beforehand: packing copies its sorted indices to the device from pageable memory
+    packs = [pack_padded_sequence(x, lengths, enforce_sorted=False) for _ in range(2)]
+
+    def fwd_bwd(packed):
+        output, (h_n, c_n) = module(packed, state) if given == "packed" else module(x, state, lengths)
+        data = output.data if given == "packed" else output
+        (data.sum() + h_n.sum() + c_n.sum()).backward()
+
+    fwd_bwd(packs[0])  # the first call's one-time work (handles, workspaces) is not what is checked
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        fwd_bwd(packs[1])
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
 def test_dropout_between_layers_in_training_only():
     """Eval: no dropout, deterministic. Training: the same seed gives the same output, which is
     the layers by hand with F.dropout on every layer's output but the last."""
