@@ -82,9 +82,10 @@ def fresh_env(cache: Path) -> dict:
 
 
 def timed(code: str, env: dict) -> tuple[float, str]:
-    """(wall seconds, stdout) of `python -c code` in a fresh process."""
+    """(wall seconds, stdout) of `python -c code` in a fresh process, run in the timed checkout
+    (`python -c` puts its working directory first on sys.path, before PYTHONPATH)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=REPO)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"failed: {code}\n{done.stderr}")

@@ -2,8 +2,9 @@
 // their operator entries (ATen/ops/<op>_ops.h). ATen/ops/<op>.h would bring ATen's Context,
 // DeviceGuard and TensorUtils along, which doubles a host file's compile time (benchmarks/NOTES.md,
 // "The build"). Everything else goes through Tensor methods (new_empty, addmm, mm, where, ...).
-// `cat` is compiled once, in aten.cpp: its tensor list type (ATen/core/IListRef.h) costs each file
-// that includes it as much again as the Tensor class.
+// `cat` is compiled once, in aten_cuda.cpp (of the CUDA build alone: the CPU's step joins no
+// [old_h, input], cell.h): its tensor list type (ATen/core/IListRef.h) costs each file that
+// includes it as much again as the Tensor class.
 #pragma once
 
 #define TORCH_ASSERT_ONLY_METHOD_OPERATORS
@@ -30,7 +31,7 @@ inline Tensor& sum_out(Tensor& out, const Tensor& self, int64_t dim) {
   return at::_ops::sum_IntList_out::call(self, at::IntArrayRef{dim}, false, std::nullopt, out);
 }
 
-// [a, b] along `dim`.
+// [a, b] along `dim` (defined in the CUDA build alone).
 Tensor cat(const Tensor& a, const Tensor& b, int64_t dim);
 
 }  // namespace lltm::aten

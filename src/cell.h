@@ -39,17 +39,23 @@ inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Te
   return s;
 }
 
+// [old_h, input] (batch, state + features), which the step's products read as one matrix (one
+// product rather than one per block of weights' columns, the second of which would re-read and
+// re-write the first's result). Each backend joins the two its way: CUDA through at::cat (one
+// kernel), the CPU by rows (cell_cpu.cpp), whose build then needs no at::cat (aten_cuda.cpp).
+using Join = Tensor (*)(const Tensor& old_h, const Tensor& input);
+
+inline Tensor cat_columns(const Tensor& old_h, const Tensor& input) { return aten::cat(old_h, input, 1); }
+
 // Returns new_h, new_cell and, for the backward, the gate pre-activations.
-template <FusedForward fused>
+template <FusedForward fused, Join join>
 std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
   check_same_kind("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
                            {"old_cell", &old_cell}});
   const StepSizes s = check_step(input, weights, bias, old_h);
   check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
-  // One product over the copy [old_h, input] rather than one per block of weights' columns: the
-  // second product would re-read and re-write the gates.
-  const Tensor gates = bias.reshape({3 * s.state}).addmm(aten::cat(old_h, input, 1), weights.t());
+  const Tensor gates = bias.reshape({3 * s.state}).addmm(join(old_h, input), weights.t());
   Tensor new_h = input.new_empty({s.batch, s.state});
   Tensor new_cell = input.new_empty({s.batch, s.state});
   fused(gates, old_cell.contiguous(), new_h, new_cell);
@@ -60,7 +66,8 @@ std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tenso
 // copy is not kept, since a sequence would keep one per step), or, for a large copy on CUDA, two
 // products into d_weights' two blocks of columns, where the copy costs the device more than the
 // second product.
-inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const Tensor& input) {
+template <Join join>
+Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const Tensor& input) {
   const int64_t batch = input.size(0), features = input.size(1), state = old_h.size(1);
   const int64_t copy_bytes = batch * (state + features) * d_gates.element_size();
   if (d_gates.is_cuda() && copy_bytes > (int64_t{8} << 20)) {
@@ -71,7 +78,7 @@ inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const
     aten::mm_out(d_weights_input, d_gates.t(), input);
     return d_weights;
   }
-  return d_gates.t().mm(aten::cat(old_h, input, 1));
+  return d_gates.t().mm(join(old_h, input));
 }
 
 // The backward's products from d_gates: d_weights where want_weights, d_[old_h, input] = d_gates
@@ -80,16 +87,17 @@ inline Tensor weights_gradient(const Tensor& d_gates, const Tensor& old_h, const
 using StepProducts = std::pair<Tensor, Tensor> (*)(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
                                                    const Tensor& weights, bool want_weights, bool want_old_h_input);
 
-inline std::pair<Tensor, Tensor> aten_step_products(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
-                                                    const Tensor& weights, bool want_weights, bool want_old_h_input) {
-  return {want_weights ? weights_gradient(d_gates, old_h, input) : Tensor(),
+template <Join join>
+std::pair<Tensor, Tensor> aten_step_products(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
+                                             const Tensor& weights, bool want_weights, bool want_old_h_input) {
+  return {want_weights ? weights_gradient<join>(d_gates, old_h, input) : Tensor(),
           want_old_h_input ? d_gates.mm(weights) : Tensor()};
 }
 
 // Returns the gradients of [old_h, input] (batch, state_size + input_features), weights, bias (as
 // (3 * state_size,)) and old_cell; output_mask says which of the first three to compute (the
 // others are undefined).
-template <FusedBackward fused, StepProducts products = aten_step_products>
+template <FusedBackward fused, StepProducts products>
 std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, const Tensor& grad_cell,
                                                          const Tensor& input, const Tensor& weights,
                                                          const Tensor& old_h, const Tensor& gates,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 namespace lltm::cpu {
@@ -228,9 +229,32 @@ void backward_rows(const double* grad_h, const double* grad_cell, const double* 
   backward_block(grad_h, grad_cell, gates, old_cell, d_gates, d_old_cell, rows, state);
 }
 
+namespace {
+
+// [old_h, input] (cell.h's Join) by rows of bytes: as fast as at::cat at a step's sizes, where two
+// copy_ calls cost more (benchmarks/NOTES.md, "Session 26"), and no at::cat in the CPU build.
+Tensor join_rows(const Tensor& old_h, const Tensor& input) {
+  const Tensor h = old_h.contiguous(), x = input.contiguous();
+  const int64_t rows = h.size(0), h_bytes = h.size(1) * h.element_size(), x_bytes = x.size(1) * x.element_size();
+  Tensor both = h.new_empty({rows, h.size(1) + x.size(1)});
+  auto* to = static_cast<char*>(both.data_ptr());
+  const auto* from_h = static_cast<const char*>(h.const_data_ptr());
+  const auto* from_x = static_cast<const char*>(x.const_data_ptr());
+  const int64_t row_bytes = h_bytes + x_bytes, grain = std::max<int64_t>(1, (int64_t{1} << 16) / row_bytes);
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {  // 64 KiB a thread at least
+    for (int64_t r = begin; r < end; ++r) {
+      std::memcpy(to + r * row_bytes, from_h + r * h_bytes, h_bytes);
+      std::memcpy(to + r * row_bytes + h_bytes, from_x + r * x_bytes, x_bytes);
+    }
+  });
+  return both;
+}
+
+}  // namespace
+
 std::tuple<Tensor, Tensor, Tensor> step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
-  return cell_forward<forward>(input, weights, bias, old_h, old_cell);
+  return cell_forward<forward, join_rows>(input, weights, bias, old_h, old_cell);
 }
 
 namespace {
@@ -246,7 +270,7 @@ std::pair<Tensor, Tensor> step_products(const Tensor& d_gates, const Tensor& old
   const int64_t flops = 2 * d_gates.numel() * weights.size(1);
   const bool ours =
       (type == at::kFloat || type == at::kDouble) && own_products(type == at::kDouble, flops, int64_t{1} << 27);
-  if (!ours) return aten_step_products(d_gates, old_h, input, weights, want_weights, want_old_h_input);
+  if (!ours) return aten_step_products<join_rows>(d_gates, old_h, input, weights, want_weights, want_old_h_input);
   const int64_t batch = d_gates.size(0), gates = d_gates.size(1), state = old_h.size(1), features = input.size(1);
   const int64_t width = state + features;
   Tensor d_weights = want_weights ? d_gates.new_empty({gates, width}) : Tensor();

@@ -56,7 +56,7 @@ void cuda_backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& 
 
 std::tuple<Tensor, Tensor, Tensor> cuda::step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                       const Tensor& old_h, const Tensor& old_cell) {
-  return cell_forward<cuda_forward>(input, weights, bias, old_h, old_cell);
+  return cell_forward<cuda_forward, cat_columns>(input, weights, bias, old_h, old_cell);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> cuda::step_backward(const Tensor& grad_h, const Tensor& grad_cell,
@@ -64,7 +64,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cuda::step_backward(const Tensor& gra
                                                                const Tensor& old_h, const Tensor& gates,
                                                                const Tensor& old_cell,
                                                                std::array<bool, 3> output_mask) {
-  return cell_backward<cuda_backward>(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask);
+  return cell_backward<cuda_backward, aten_step_products<cat_columns>>(grad_h, grad_cell, input, weights, old_h,
+                                                                     gates, old_cell, output_mask);
 }
 
 }  // namespace lltm

@@ -1,4 +1,5 @@
-// The one ATen function of aten.h that is not inline (see there).
+// The one ATen function of aten.h that is not inline (see there), in the CUDA build only: the CPU
+// backend makes no copy of [old_h, input] (cell.h).
 #include "aten.h"
 
 #include <ATen/core/IListRef.h>
