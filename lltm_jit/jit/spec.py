@@ -27,6 +27,10 @@ HEADER_SUFFIXES = (".h", ".cuh")
 # (nothing here enables floating-point traps; NaN and inf behave as before). -fopenmp: without it
 # at::parallel_for, inlined from ATen's headers, runs serially.
 CXX_FLAGS = ("-O3", "-fPIC", "-fno-trapping-math", "-fopenmp")
+# Flags after CXX_FLAGS for one file (the last -O wins). ops.cpp at -O1: the registrations, the
+# autograd Nodes and the autocast wrappers are glue around the dispatcher, whose calls the
+# optimiser does not speed up, and the file is a cold build's critical path.
+CXX_FILE_FLAGS = {"ops.cpp": ("-O1",)}
 # -l:libstdc++.so.6, ahead of the torch libraries: torch wheels built with gcc-toolset carry and
 # export pieces of libstdc++ (its static libstdc++_nonshared.a), and with them first on the link
 # line (and --as-needed, Ubuntu's default) the library binds its std:: references to those copies
@@ -99,6 +103,7 @@ class BuildSpec:
         return {
             "cache_format": CACHE_FORMAT,
             "cxx_flags": self.cxx_flags(),
+            "cxx_file_flags": CXX_FILE_FLAGS,
             "ld_flags": LD_FLAGS,
             "nvcc_flags": self.nvcc_flags() if self.cuda_archs else None,
             "cuda_archs": list(self.cuda_archs),

@@ -40,7 +40,7 @@ from pathlib import Path
 from . import env, ninja_guard
 from .cache import Cache, make_private, untrusted
 from .errors import CacheError
-from .spec import LD_FLAGS, BuildSpec
+from .spec import CXX_FILE_FLAGS, LD_FLAGS, BuildSpec
 
 GUARD = Path(ninja_guard.__file__).resolve()
 
@@ -75,17 +75,17 @@ def _local_includes(path: Path) -> list[str]:
     return re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(errors="replace"), re.M)
 
 
-def _includes_torch(path: Path, seen: set[str] | None = None) -> bool:
-    """Whether `path` includes one of torch's own headers (<torch/...>), itself or through the
-    headers of its folder: such files compile slowest, and start first in a cold build."""
+def _includes(path: Path, folders: str, seen: set[str] | None = None) -> bool:
+    """Whether `path` includes a header under one of `folders` (a regex of top folders, as
+    "torch" or "ATen|c10"), itself or through the headers of its folder."""
     seen = set() if seen is None else seen
-    if re.search(r"^\s*#\s*include\s+<torch/", path.read_text(errors="replace"), re.M):
+    if re.search(rf"^\s*#\s*include\s+<({folders})/", path.read_text(errors="replace"), re.M):
         return True
     for name in _local_includes(path):
         header = path.parent / name
         if name not in seen and header.is_file():
             seen.add(name)
-            if _includes_torch(header, seen):
+            if _includes(header, folders, seen):
                 return True
     return False
 
@@ -170,11 +170,14 @@ class Workspace:
         return path
 
     def _edges(self, namespace_file: Path) -> list[tuple[str, Path]]:
-        """(object, source) per compile: the files that include torch's headers first, then the
-        CUDA ones, so that a cold build starts its slowest compiles at once."""
+        """(object, source) per compile, in the order ninja starts them: the files that include
+        torch's own headers (<torch/...>: the slowest), then the CUDA ones, then those that include
+        ATen's or c10's, then the rest, so that a cold build starts its slowest compiles at once and
+        the short ones last fill the gaps that the long ones leave."""
         mirror = self.root / "src"
         sources = [mirror / p.name for p in self.spec.sources()]
-        order = sorted(sources, key=lambda p: (not _includes_torch(p), p.suffix != ".cu", p.name))
+        order = sorted(sources, key=lambda p: (not _includes(p, "torch"), p.suffix != ".cu",
+                                               not _includes(p, "ATen|c10"), p.name))
         return [(f"obj/{p.name}.o", p.relative_to(self.root)) for p in order + [namespace_file]]
 
     def _ninja_file(self, edges: list[tuple[str, Path]], library: Path) -> str:
@@ -219,6 +222,8 @@ class Workspace:
         for out, source in edges:
             rule = "nvcc" if source.suffix == ".cu" else "cxx"
             rows.append(f"build {_quote(out)}: {rule} {_quote(source)}")
+            if rule == "cxx" and source.name in CXX_FILE_FLAGS:
+                rows.append(f"  cxx_flags = $cxx_flags {shlex.join(CXX_FILE_FLAGS[source.name])}")
         objects = " ".join(_quote(out) for out, _ in edges)
         rows += ["", f"build {_quote(library.relative_to(self.root))}: link {objects}",
                  f"default {_quote(library.relative_to(self.root))}", ""]
