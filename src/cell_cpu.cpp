@@ -240,8 +240,8 @@ Tensor join_rows(const Tensor& old_h, const Tensor& input) {
   auto* to = static_cast<char*>(both.data_ptr());
   const auto* from_h = static_cast<const char*>(h.const_data_ptr());
   const auto* from_x = static_cast<const char*>(x.const_data_ptr());
-  const int64_t row_bytes = h_bytes + x_bytes, grain = std::max<int64_t>(1, (int64_t{1} << 16) / row_bytes);
-  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {  // 64 KiB a thread at least
+  const int64_t row_bytes = h_bytes + x_bytes;
+  at::parallel_for(0, rows, grain_rows(h.size(1) + x.size(1)), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       std::memcpy(to + r * row_bytes, from_h + r * h_bytes, h_bytes);
       std::memcpy(to + r * row_bytes + h_bytes, from_x + r * x_bytes, x_bytes);
