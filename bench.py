@@ -41,6 +41,7 @@ examples:
   python bench.py --sizes 64x256x256 --dtypes float32,bfloat16 --backends eager,lltm_jit
   python bench.py --kind sequence --sizes 64x256x512:T128:L2:bi,64x256x512:T128:packed
   python bench.py --plan cudnn             # issue 21's rows against cuDNN's nn.LSTM (CUDA)
+  python bench.py --plan cudnn-other       # the same kinds at other sizes
 """
 
 from __future__ import annotations
@@ -100,6 +101,20 @@ NAMED_PLANS = {
             "256x512x1024:bfloat16", "1024x256x256:bfloat16", "64x256x512:T128:packed:bfloat16",
             "64x256x512:T128:L2:bi:float32",
             "128x512x512,64x1024x1024,8x256x512:T256:float16",
+        ),
+    ),
+    "cudnn-other": NamedPlan(
+        about="the kinds of issue 21's rows at sizes its tables do not list, where its bars are to hold too, "
+        "as --plan cudnn runs them",
+        kind="sequence",
+        device="cuda",
+        backends=("lltm_jit", "lstm"),
+        plans=(
+            "32x64x256:float32", "128x256x512,32x128x384:bfloat16", "512x256x512:float32",
+            "512x256x512:tf32,128x1024x1024:tf32:float32", "512x512x768,128x1024x1024,2048x128x256:bfloat16",
+            "128x128x256:T96:packed:bfloat16", "32x128x256:L2:bi:float32", "128x256x384:L3:bfloat16",
+            # float16 where cuDNN's persistent kernels run: one layer, batch up to 128, multiples of 128
+            "32x256x256,96x384x384,16x512x1024:T128,8x128x256:T256:float16",
         ),
     ),
 }
