@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, action="append", help="a git revision or a tree's directory")
-    parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated")
+    parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated; "
+                        "BxFxS:dtype:dx times the input's gradient too, as bench.py does")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE: a row of the tree with it set")
     args = parser.parse_args()
