@@ -11,9 +11,7 @@
 # chains model. s26a.sh, s26b.sh and s27a.sh run each branch alone, where one must be told apart.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 LLTM_JIT_CACHE_DIR=/tmp/lltm-cache
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())"
-  git log --oneline -1; git status --short | head -40; } > $OUT/b-env.txt 2>&1
+bash benchmarks/device_env.sh > $OUT/b-env.txt 2>&1
 python3 -m lltm_jit build > $OUT/b-build.txt 2>&1; python3 -m lltm_jit info >> $OUT/b-build.txt 2>&1
 grep -E "built in" $OUT/b-build.txt | head -2
 timeout 200 python3 -m pytest -q -rfE -p no:cacheprovider -n 15 --timeout 150 tests/test_sequence.py \

@@ -6,9 +6,7 @@
 # compile-heavy tests, which CI runs on the CPU machine, apart: they time out beside the others).
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())"
-  echo "cores: $(nproc)"; git log --oneline -1; git status --short | head -40; } > $OUT/c-env.txt 2>&1
+bash benchmarks/device_env.sh > $OUT/c-env.txt 2>&1
 export LLTM_JIT_CACHE_DIR=$(mktemp -d)
 python3 - > $OUT/c-build.txt 2>&1 <<'PY'
 import subprocess, sys, time
