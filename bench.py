@@ -77,6 +77,31 @@ DEFAULT_PLANS = {
 QUICK_PLANS = {"step": "16x32x128:float32", "sequence": "16x32x128:float32"}
 
 
+def issue21_bar(r: dict) -> tuple[str, bool]:
+    """Issue 21's bar for one of lltm_jit's rows against nn.LSTM (a record of summarize()): its
+    words and whether the row meets it. float16 where cuDNN's persistent kernels run (one layer,
+    one direction, unpacked, batch up to 128, features and state multiples of 128): 0.75 of
+    cuDNN's time; float32 with TF32 off: 0.5, or 1.15 times the FMA floor where cuDNN too is near
+    it; every other row 0.5."""
+    ratio, floor = r["t_over_yardstick"], r["t_over_floor"]
+    persistent = (r["dtype"] == "float16" and r["layers"] == 1 and not r["bidirectional"] and not r["packed"]
+                  and r["batch"] <= 128 and r["input_features"] % 128 == 0 and r["state_size"] % 128 == 0)
+    bar = 0.75 if persistent else 0.5
+    words = f"{ratio:.2f} of nn.LSTM, bar {bar}" if ratio is not None else "no nn.LSTM time"
+    met = ratio is not None and ratio <= bar
+    if r["dtype"] == "float32" and not r["tf32"] and floor is not None:
+        words += f", or {floor:.2f}x its floor, bar 1.15"
+        met = met or floor <= 1.15
+    return words, met
+
+
+def bars(records: list[dict], bar: Callable[[dict], tuple[str, bool]]) -> str:
+    """A line for each of lltm_jit's rows: its bar's words and whether it meets it."""
+    rows = [(r, *bar(r)) for r in records if r["backend"] == "lltm_jit" and r["status"] == "ok"]
+    lines = [f"  {'met ' if met else 'OVER'}  {r['size']} {r['dtype']} {r['mode']}: {words}" for r, words, met in rows]
+    return "\n".join([f"bars: {sum(met for *_, met in rows)} of {len(rows)} rows met", *lines])
+
+
 @dataclass(frozen=True)
 class NamedPlan:
     """Rows run by name with --plan, in place of the defaults and on one device type only."""
@@ -86,6 +111,7 @@ class NamedPlan:
     device: str
     backends: tuple[str, ...]
     plans: tuple[str, ...]  # "sizes:dtypes", as above, in the order of the report
+    bar: Callable[[dict], tuple[str, bool]] | None = None  # each of lltm_jit's rows against its goal
 
 
 NAMED_PLANS = {
@@ -102,6 +128,7 @@ NAMED_PLANS = {
             "64x256x512:T128:L2:bi:float32",
             "128x512x512,64x1024x1024,8x256x512:T256:float16",
         ),
+        bar=issue21_bar,
     ),
     "cudnn-other": NamedPlan(
         about="the kinds of issue 21's rows at sizes its tables do not list, where its bars are to hold too, "
@@ -116,6 +143,7 @@ NAMED_PLANS = {
             # float16 where cuDNN's persistent kernels run: one layer, batch up to 128, multiples of 128
             "32x256x256,96x384x384,16x512x1024:T128,8x128x256:T256:float16",
         ),
+        bar=issue21_bar,
     ),
 }
 # Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
@@ -338,6 +366,9 @@ def main() -> int:
     if not args.no_save:
         save(records, env, machine, settings, args.out, with_plot=not args.no_plot)
     print(table(records, env, machine))
+    named = NAMED_PLANS.get(args.plan)
+    if named and named.bar:
+        print("\n" + bars(records, named.bar))
     return 0 if all(r.status == "ok" for r in results) else 1
 
 

@@ -449,6 +449,35 @@ def test_the_cudnn_plans_run_the_issues_kinds_against_nn_lstm(plan, rows):
     assert {(plan.kind.name, tuple(plan.backends)) for plan in plans} == {("sequence", ("lltm_jit", "lstm"))}
 
 
+def bar_record(spec, dtype, ratio, floor=None, backend="lltm_jit", status="ok", mode="fwd+bwd"):
+    """A record of summarize()'s with what issue21_bar reads."""
+    size = SequenceSize.parse(spec, 64)
+    return {"backend": backend, "status": status, "size": str(size), "dtype": dtype, "mode": mode,
+            "t_over_yardstick": ratio, "t_over_floor": floor, **dataclasses.asdict(size)}
+
+
+def test_issue_21_bars():
+    records = [
+        bar_record("64x1024x1024", "float16", 0.74),  # cuDNN's persistent range: 0.75
+        bar_record("64x1024x1024", "float16", 0.86, mode="fwd"),
+        bar_record("256x256x256", "float16", 0.6),  # batch past 128: 0.5
+        bar_record("96x384x384:L2", "float16", 0.6),  # two layers: 0.5
+        bar_record("256x512x1024", "float32", 0.74, floor=1.10),  # near the FMA floor: met by it
+        bar_record("256x512x1024", "float32", 0.74, floor=1.31),
+        bar_record("16x32x128", "float32", 0.48, floor=65.0),  # met by the ratio
+        bar_record("256x512x1024:tf32", "float32", 0.66),  # TF32: 0.5, no floor
+        bar_record("256x512x1024", "bfloat16", 0.49, floor=3.7),
+        bar_record("256x512x1024", "bfloat16", 1.0, backend="lstm"),  # not ours: no line
+        bar_record("8x256x512:T256", "float16", None, status="error"),  # failed: no line
+    ]
+    text = bench.bars(records, bench.issue21_bar).splitlines()
+    assert text[0] == "bars: 4 of 9 rows met"
+    assert [line.split()[0] for line in text[1:]] == ["met", "OVER", "OVER", "OVER", "met", "OVER", "met", "OVER",
+                                                      "met"]
+    assert text[1] == "  met   64x1024x1024 T=64 float16 fwd+bwd: 0.74 of nn.LSTM, bar 0.75"
+    assert text[6].endswith("256x512x1024 T=64 float32 fwd+bwd: 0.74 of nn.LSTM, bar 0.5, or 1.31x its floor, bar 1.15")
+
+
 @pytest.mark.parametrize("argv, error", [
     (["--kind", "step", "--backends", "loop"], "--backends loop: not a backend of --kind step"),
     (["--steps", "0"], "--steps must be at least 1"),
