@@ -20,6 +20,7 @@ for plan in cudnn cudnn-other; do
   timeout 170 python3 bench.py --plan $plan --budget 0.5 --out $OUT > $OUT/c-plan-$plan.txt 2>&1
   echo "plan $plan rc=$?"
   grep -E "^[0-9].*(fwd|bwd)|^  lltm_jit |^  lstm " $OUT/c-plan-$plan.txt | paste - - - | sed -E 's/ +/ /g' | cut -c1-150
+  grep -E "^bars:|^  OVER" $OUT/c-plan-$plan.txt
 done
 timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_lstm_parity.py -k "never_wait" > $OUT/c-nowait.txt 2>&1
 echo "no-wait test rc=$?"; tail -2 $OUT/c-nowait.txt
