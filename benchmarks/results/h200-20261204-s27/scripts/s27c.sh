@@ -24,7 +24,7 @@ for plan in cudnn cudnn-other; do
 done
 timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_lstm_parity.py -k "never_wait" > $OUT/c-nowait.txt 2>&1
 echo "no-wait test rc=$?"; tail -2 $OUT/c-nowait.txt
-timeout 240 python3 -m pytest -v -rfE -p no:cacheprovider -n 15 --timeout 200 -k "not cpu" \
+timeout 320 python3 -m pytest -v -rfE -p no:cacheprovider -n 15 --timeout 250 -k "not cpu" \
   tests/test_sequence.py tests/test_ops.py tests/test_module.py tests/test_lstm_parity.py tests/test_amp.py \
   tests/test_errors.py > $OUT/c-tests.txt 2>&1
 echo "GPU tests rc=$? (124: cut at the limit; each result is a line of c-tests.txt)"
