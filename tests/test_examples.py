@@ -85,10 +85,11 @@ def test_resume_is_bit_identical(tmp_path):
 def test_two_ranks_equal_one_process_over_their_batch(tmp_path):
     """torchrun with 2 CPU ranks of batch 2 against one process of batch 4: the same windows, so
     the same training up to rounding. Adam turns rounding into differences where an element's
-    gradients are near zero, mostly below 1e-5 but up to 2e-4 for a few elements, depending on
-    the corpus (this repository's sources, so it changes with them); any batch or averaging error
-    moves every parameter by about the learning rate (1e-2 here) per step. So: nearly all
-    elements within rounding, and none within a tenth of one step's move."""
+    gradients are near zero: a median near 1e-6, up to 2e-4 for a few elements, and how many pass
+    2e-5 depends on the corpus (this repository's sources, so it changes with them: from under
+    0.1% to 0.8% so far); any batch or averaging error moves every parameter by about the learning
+    rate (1e-2 here) per step. So: no element a tenth of one step's move away, and 99% of them
+    within a hundredth (their 99th percentile was 1.8e-5 with 0.8% past 2e-5)."""
     args = ["--layers", "2", "--steps", "6", "--eval-every", "3", "--dropout", "0", "--lr", "1e-2"]
     stdout = run(args + ["--batch", "2"], tmp_path / "ranks", torchrun_ranks=2)
     assert " on 2 x cpu" in stdout
@@ -96,7 +97,7 @@ def test_two_ranks_equal_one_process_over_their_batch(tmp_path):
     ranks, one = checkpoint(tmp_path / "ranks"), checkpoint(tmp_path / "one")
     torch.testing.assert_close(ranks["model"], one["model"], rtol=0, atol=1e-3)
     differences = torch.cat([(ranks["model"][k] - one["model"][k]).abs().flatten() for k in one["model"]])
-    assert (differences > 2e-5).float().mean() < 1e-3, differences.max()
+    assert torch.quantile(differences.double(), 0.99) < 1e-4, differences.max()
     torch.testing.assert_close(ranks["history"]["train"], one["history"]["train"], rtol=1e-5, atol=0)
 
 
