@@ -116,36 +116,34 @@ class NamedPlan:
     bar: Callable[[dict], tuple[str, bool]] | None = None  # each of lltm_jit's rows against its goal
 
 
+def cudnn_plan(about: str, plans: tuple[str, ...]) -> NamedPlan:
+    """Sequences on CUDA, lltm_jit against nn.LSTM (cuDNN) alone, each row against issue 21's bar:
+    the issue's columns only, as eager and loop would take minutes a case at these sizes."""
+    return NamedPlan(about, kind="sequence", device="cuda", backends=("lltm_jit", "lstm"), plans=plans,
+                     bar=issue21_bar)
+
+
 NAMED_PLANS = {
-    "cudnn": NamedPlan(
-        about="issue 21's two tables: lltm_jit against cuDNN's nn.LSTM at equal precision (T = 64 unless "
+    "cudnn": cudnn_plan(
+        "issue 21's two tables: lltm_jit against cuDNN's nn.LSTM at equal precision (T = 64 unless "
         "a size says otherwise), each case forward + backward and forward only (its fwd rows)",
-        kind="sequence",
-        device="cuda",
-        # The issue's columns only: eager and loop would take minutes a case at these sizes.
-        backends=("lltm_jit", "lstm"),
-        plans=(
+        (
             "16x32x128:float32", "64x256x512:bfloat16", "256x512x1024:float32", "256x512x1024:tf32:float32",
             "256x512x1024:bfloat16", "1024x256x256:bfloat16", "64x256x512:T128:packed:bfloat16",
             "64x256x512:T128:L2:bi:float32",
             "128x512x512,64x1024x1024,8x256x512:T256:float16",
         ),
-        bar=issue21_bar,
     ),
-    "cudnn-other": NamedPlan(
-        about="the kinds of issue 21's rows at sizes its tables do not list, where its bars are to hold too, "
+    "cudnn-other": cudnn_plan(
+        "the kinds of issue 21's rows at sizes its tables do not list, where its bars are to hold too, "
         "as --plan cudnn runs them",
-        kind="sequence",
-        device="cuda",
-        backends=("lltm_jit", "lstm"),
-        plans=(
+        (
             "32x64x256:float32", "128x256x512,32x128x384:bfloat16", "512x256x512:float32",
             "512x256x512:tf32,128x1024x1024:tf32:float32", "512x512x768,128x1024x1024,2048x128x256:bfloat16",
             "128x128x256:T96:packed:bfloat16", "32x128x256:L2:bi:float32", "128x256x384:L3:bfloat16",
-            # float16 where cuDNN's persistent kernels run: one layer, batch up to 128, multiples of 128
+            # float16 in cuDNN's persistent range, as issue21_bar takes it
             "32x256x256,96x384x384,16x512x1024:T128,8x128x256:T256:float16",
         ),
-        bar=issue21_bar,
     ),
 }
 # Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
