@@ -3,9 +3,12 @@ so that a change meant not to alter them (a refactor, a file split) can be shown
 GPU: every .cu file of src/ is compiled to PTX for one architecture in both trees, and each kernel
 is compared up to a consistent renaming of its virtual registers and labels, the operand order of
 a comparison (setp.gt a, b is setp.lt b, a) and of a commutative operation (add a, b is add b, a),
-and the pairing of registers that are set to a constant (alike lines that fix no pairing). Needs nvcc and a CUDA build of torch (its headers).
+and the pairing of registers that are set to a constant (alike lines that fix no pairing). Kernels
+and the symbols in their bodies are compared by their demangled names; `--rename OLD=NEW` replaces
+a name's text in the base tree's, for a change that renames a type. Needs nvcc, c++filt and a CUDA
+build of torch (its headers).
 
-    python -m benchmarks.same_kernels --base HEAD~1 [--arch 90]
+    python -m benchmarks.same_kernels --base HEAD~1 [--arch 90] [--rename c10::Half=lltm::half_t]
 
 Prints each kernel that differs and exits 1 if any does (or if a kernel is in one tree only).
 """
@@ -30,13 +33,15 @@ from lltm_jit.jit.spec import BuildSpec  # noqa: E402
 TOKEN = re.compile(r"%[a-z]+\d+|\$L__BB\d+_\d+")
 ANONYMOUS = re.compile(r"_GLOBAL__N__[0-9a-f]+_|_INTERNAL_[0-9a-f]+_")
 KERNEL = re.compile(r"^(?:\.visible )?\.entry (\S+)\((.*?)\n}\n", re.S | re.M)
+SYMBOL = re.compile(r"\b(_Z\w+?)(_param_\d+)?\b")  # a kernel's parameters are named after it
 NOT_DEFINING = ("st.", "bar", "bra", "@", "ret", "red.", "atom")
 # Two-operand operations whose operands may come in either order with the same result.
 COMMUTATIVE = re.compile(r"((?:add|mul|and|or|xor|min|max)(?:\.\w+)*) (\S+), (\S+), (\S+);")
 
 
-def ptx_kernels(src: Path, arch: str, out: Path) -> dict[str, list[str]]:
-    """Each kernel of src/*.cu, by name: its PTX lines, whitespace collapsed, comparisons as < or <=."""
+def ptx_kernels(src: Path, arch: str, out: Path, renames: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Each kernel of src/*.cu, by demangled name: its PTX lines, whitespace collapsed, comparisons as
+    < or <=, symbols demangled and renamed."""
     flags = [*BuildSpec("lltm_jit", (), src).nvcc_flags(), f"-arch=sm_{arch}"]
     for path in include_paths():
         flags += ["-isystem", path]
@@ -50,10 +55,23 @@ def ptx_kernels(src: Path, arch: str, out: Path) -> dict[str, list[str]]:
     kernels = {}
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
         for text in pool.map(compile_one, sorted(src.glob("*.cu"))):
-            text = ANONYMOUS.sub("_", text)  # names of internal linkage carry a hash per compile
+            text = ANONYMOUS.sub("_", _demangled(text, renames))  # internal names carry a hash per compile
             for name, body in KERNEL.findall(text):
                 kernels[name] = [_canonical(line) for line in body.splitlines() if _kept(line)]
     return kernels
+
+
+def _demangled(text: str, renames: list[tuple[str, str]]) -> str:
+    """text with each mangled symbol demangled, renamed and its spaces removed (KERNEL reads the name
+    up to the first space)."""
+    symbols = sorted({m.group(1) for m in SYMBOL.finditer(text)})
+    out = subprocess.run(["c++filt"], input="\n".join(symbols), capture_output=True, text=True, check=True)
+    names = {}
+    for symbol, name in zip(symbols, out.stdout.splitlines()):
+        for old, new in renames:
+            name = name.replace(old, new)
+        names[symbol] = name.replace(" ", "")
+    return SYMBOL.sub(lambda m: names[m.group(1)] + (m.group(2) or ""), text)
 
 
 def _kept(line: str) -> bool:
@@ -108,7 +126,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, help="the git revision to compare with")
     parser.add_argument("--arch", default="90", help="compute capability without the dot (default 90)")
+    parser.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                        help="replace OLD by NEW in the base tree's demangled names (repeatable)")
     args = parser.parse_args()
+    renames = [tuple(pair.split("=", 1)) for pair in args.rename]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         base = tmp / "base"
@@ -116,8 +137,8 @@ def main():
             (tmp / name).mkdir()
         archive = subprocess.run(["git", "archive", args.base, "src"], cwd=ROOT, check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
-        old = ptx_kernels(base / "src", args.arch, tmp / "ptx-base")
-        new = ptx_kernels(ROOT / "src", args.arch, tmp / "ptx-here")
+        old = ptx_kernels(base / "src", args.arch, tmp / "ptx-base", renames)
+        new = ptx_kernels(ROOT / "src", args.arch, tmp / "ptx-here", [])
     differ = [f"only in {args.base}: {k}" for k in old.keys() - new.keys()]
     differ += [f"only here: {k}" for k in new.keys() - old.keys()]
     differ += [f"{k}: {why}" for k in sorted(old.keys() & new.keys()) if (why := same(old[k], new[k]))]
