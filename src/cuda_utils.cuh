@@ -36,7 +36,7 @@ struct FastMath : StdMath {
 
 // The functions the math of scalar_t storage uses.
 template <typename scalar_t>
-using MathFor = std::conditional_t<std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>,
+using MathFor = std::conditional_t<std::is_same_v<scalar_t, half_t> || std::is_same_v<scalar_t, bfloat16_t>,
                                    FastMath, StdMath>;
 
 // VEC elements read or written with one access.

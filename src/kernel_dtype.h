@@ -1,19 +1,46 @@
 // The dtypes the kernels support, as the kernel files see them: storage types, their math types,
-// and a dtype tag that the host passes in place of torch's ScalarType. Includes only c10's half
-// types: c10/core/ScalarType.h (and ATen/OpMathType.h, which includes it) cost a CUDA file seconds
-// of its compile time (benchmarks/NOTES.md, "The build"). dtypes.h maps ScalarType to these.
+// and a dtype tag that the host passes in place of torch's ScalarType. Includes no torch header:
+// c10's half types (and more so c10/core/ScalarType.h) cost a CUDA file a large share of its
+// compile time (benchmarks/NOTES.md, "The build"), so the kernels store half and bfloat16 in types
+// of their own, converted by CUDA's intrinsics as c10's types are on the device. dtypes.h maps
+// them to ScalarType and to c10's types.
 #pragma once
 
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 
 namespace lltm {
 
+// Half and bfloat16 storage in the kernels: the bits (c10::Half's and c10::BFloat16's layout),
+// converted to and from float in CUDA code; host code converts c10's types instead.
+struct alignas(2) half_t {
+  uint16_t x;
+  half_t() = default;
+#if defined(__CUDACC__)
+  __host__ __device__ __forceinline__ half_t(float v) : x(__half_as_ushort(__float2half(v))) {}
+  __host__ __device__ __forceinline__ operator float() const { return __half2float(__ushort_as_half(x)); }
+#endif
+};
+
+struct alignas(2) bfloat16_t {
+  uint16_t x;
+  bfloat16_t() = default;
+#if defined(__CUDACC__)
+  __host__ __device__ __forceinline__ bfloat16_t(float v) : x(__bfloat16_as_ushort(__float2bfloat16(v))) {}
+  __host__ __device__ __forceinline__ operator float() const {
+    return __bfloat162float(__ushort_as_bfloat16(x));
+  }
+#endif
+};
+
 // The list, written once: dtypes.h derives the host's checks and dispatch from it.
-using SupportedTypes = std::tuple<double, float, c10::Half, c10::BFloat16>;
+using SupportedTypes = std::tuple<double, float, half_t, bfloat16_t>;
 
 // A supported dtype: its index in SupportedTypes.
 enum class DType : int {};
@@ -24,11 +51,11 @@ struct OpMath {
   using type = scalar_t;
 };
 template <>
-struct OpMath<c10::Half> {
+struct OpMath<half_t> {
   using type = float;
 };
 template <>
-struct OpMath<c10::BFloat16> {
+struct OpMath<bfloat16_t> {
   using type = float;
 };
 template <typename scalar_t>

@@ -1,5 +1,5 @@
-// The persistent backward kernels for c10::Half storage.
+// The persistent backward kernels for half storage.
 #include "persistent_backward.cuh"
 
-template cudaError_t lltm::cuda::launch_persistent_typed<c10::Half>(const BackwardParams&, const Tiling&,
-                                                                      cudaStream_t);
+template cudaError_t lltm::cuda::launch_persistent_typed<lltm::half_t>(const BackwardParams&, const Tiling&,
+                                                                       cudaStream_t);

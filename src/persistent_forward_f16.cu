@@ -1,5 +1,5 @@
-// The persistent forward kernels for c10::Half storage.
+// The persistent forward kernels for half storage.
 #include "persistent_forward.cuh"
 
-template cudaError_t lltm::cuda::launch_persistent_typed<c10::Half>(const ForwardParams&, const Tiling&,
-                                                                      cudaStream_t);
+template cudaError_t lltm::cuda::launch_persistent_typed<lltm::half_t>(const ForwardParams&, const Tiling&,
+                                                                       cudaStream_t);

@@ -36,7 +36,7 @@ constexpr int kTensorThreads = 32 * kTensorWarps;
 
 // Whether the storage type runs the tensor-core kernels (the half types).
 template <typename scalar_t>
-constexpr bool has_tensor_cores = std::is_same_v<scalar_t, c10::BFloat16> || std::is_same_v<scalar_t, c10::Half>;
+constexpr bool has_tensor_cores = std::is_same_v<scalar_t, bfloat16_t> || std::is_same_v<scalar_t, half_t>;
 
 // Row strides of the shared-memory operands, in elements: the state padded to 16 (the mma's k)
 // and 8 more (see above); the partial sums' rows padded to 4 past a multiple of 32 floats, so
@@ -379,7 +379,7 @@ __device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const uint16
 template <typename scalar_t>
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+  if constexpr (std::is_same_v<scalar_t, bfloat16_t>) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
         "{%0, %1, %2, %3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])

@@ -1,13 +1,13 @@
-// The persistent backward kernels on tensor cores for c10::BFloat16 storage whose groups run as
+// The persistent backward kernels on tensor cores for bfloat16 storage whose groups run as
 // thread-block clusters, of two cells of the state a thread (those of four:
 // tensor_core_backward_bf16_wide.cu).
 #include "tensor_core_backward.cuh"
 
 namespace lltm::cuda {
-template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 8, kItems, true>(
+template cudaError_t launch_tensor_core_kernel<bfloat16_t, 8, kItems, true>(
     const BackwardParams&, const Tiling&, cudaStream_t);
-template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 16, kItems, true>(
+template cudaError_t launch_tensor_core_kernel<bfloat16_t, 16, kItems, true>(
     const BackwardParams&, const Tiling&, cudaStream_t);
-template cudaError_t launch_tensor_core_kernel<c10::BFloat16, 32, kItems, true>(
+template cudaError_t launch_tensor_core_kernel<bfloat16_t, 32, kItems, true>(
     const BackwardParams&, const Tiling&, cudaStream_t);
 }  // namespace lltm::cuda
