@@ -60,11 +60,13 @@ struct Tiling {
 };
 
 // Whether `copies` launches of tiling t (its rows, tiles and cluster set) are all resident at
-// once, a block a multiprocessor: as clusters, every group's cluster; otherwise every block.
+// once, a block a multiprocessor: as clusters, every group's cluster; otherwise every block (and,
+// where blocks share the gather, as clusters of them).
 inline bool resident(const SequenceParams& p, const Tiling& t, int64_t copies = 1) {
-  const int64_t groups = ceil_div(p.batch, t.rows);
-  return t.cluster ? copies * groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)]
-                   : copies * t.tiles * groups <= p.multiprocessors;
+  const int64_t groups = ceil_div(p.batch, t.rows), blocks = copies * t.tiles * groups;
+  if (t.cluster) return copies * groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)];
+  return blocks <= p.multiprocessors &&
+         (t.gather_blocks == 1 || blocks / t.gather_blocks <= p.resident_clusters[t.gather_blocks]);
 }
 
 // The workspace, in the math type: where tiles > 1 and the group is no cluster, what the blocks of
@@ -341,8 +343,8 @@ inline cudaLaunchAttribute cluster_dimension(int n) {
 // is launched and the answer is cudaErrorCooperativeLaunchTooLarge, for the caller to take the
 // per-step path.
 template <typename scalar_t, int R, typename Params>
-cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
-                              cudaStream_t stream, dim3 block) {
+cudaError_t launch_persistent_once(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
+                                   cudaStream_t stream, dim3 block) {
   if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      static_cast<int>(tiling.shared_bytes));
       error != cudaSuccess) {
@@ -411,6 +413,18 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
     }
   }
   return refused(cudaLaunchKernelEx(&config, kernel, p, tiling));
+}
+
+// launch_persistent_once, and where the clusters of a shared gather do not fit, the same tiling
+// without them (its blocks alone may: a GPU shared through MPS).
+template <typename scalar_t, int R, typename Params>
+cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
+                              cudaStream_t stream, dim3 block) {
+  const cudaError_t error = launch_persistent_once<scalar_t, R>(kernel, p, tiling, stream, block);
+  if (error != cudaErrorCooperativeLaunchTooLarge || tiling.gather_blocks == 1) return error;
+  Tiling alone = tiling;
+  alone.gather_blocks = 1;
+  return launch_persistent_once<scalar_t, R>(kernel, p, alone, stream, block);
 }
 
 template <typename scalar_t>
