@@ -54,15 +54,19 @@ struct Tiling {
                                        // memory of the product's operand (where both do not fit)
   bool cluster = false;  // the blocks of a group form a thread-block cluster: they exchange through
                          // each other's shared memory and wait at the cluster's barrier (sm_90)
+  int gather_blocks = 1;  // where the group exchanges through L2: its consecutive blocks that share
+                          // the tensor-core forward's gather of h as a cluster (sm_90; tensor_core.cuh)
   size_t shared_bytes = 0;
 };
 
 // Whether `copies` launches of tiling t (its rows, tiles and cluster set) are all resident at
-// once, a block a multiprocessor: as clusters, every group's cluster; otherwise every block.
+// once, a block a multiprocessor: as clusters, every group's cluster; otherwise every block (and,
+// where blocks share the gather, as clusters of them).
 inline bool resident(const SequenceParams& p, const Tiling& t, int64_t copies = 1) {
-  const int64_t groups = ceil_div(p.batch, t.rows);
-  return t.cluster ? copies * groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)]
-                   : copies * t.tiles * groups <= p.multiprocessors;
+  const int64_t groups = ceil_div(p.batch, t.rows), blocks = copies * t.tiles * groups;
+  if (t.cluster) return copies * groups <= p.resident_clusters[std::min(t.tiles, kMaxCluster)];
+  return blocks <= p.multiprocessors &&
+         (t.gather_blocks == 1 || blocks / t.gather_blocks <= p.resident_clusters[t.gather_blocks]);
 }
 
 // The workspace, in the math type: where tiles > 1 and the group is no cluster, what the blocks of
@@ -333,13 +337,14 @@ inline cudaLaunchAttribute cluster_dimension(int n) {
 
 // Launches one instantiation of a persistent kernel, `kernel` of R rows per group, with `block`
 // threads a block, after zeroing its workspace's counters. Where the blocks of a group wait for
-// each other at counters in L2, every block must be resident at once; where they form a cluster,
-// the clusters run independently, and the device must hold one. Where it cannot (a shared GPU,
-// fewer multiprocessors than p.multiprocessors), nothing is launched and the answer is
-// cudaErrorCooperativeLaunchTooLarge, for the caller to take the per-step path.
+// each other at counters in L2, every block must be resident at once (where they share a gather,
+// as clusters); where they form a cluster, the clusters run independently, and the device must
+// hold one. Where it cannot (a shared GPU, fewer multiprocessors than p.multiprocessors), nothing
+// is launched and the answer is cudaErrorCooperativeLaunchTooLarge, for the caller to take the
+// per-step path.
 template <typename scalar_t, int R, typename Params>
-cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
-                              cudaStream_t stream, dim3 block) {
+cudaError_t launch_persistent_once(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
+                                   cudaStream_t stream, dim3 block) {
   if (const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      static_cast<int>(tiling.shared_bytes));
       error != cudaSuccess) {
@@ -352,7 +357,10 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
     }
   }
   const int groups = static_cast<int>(ceil_div(p.batch, R)), blocks = tiling.tiles * groups;
-  cudaLaunchAttribute attributes[2] = {{}, cluster_dimension(tiling.cluster ? tiling.tiles : 1)};
+  // Clusters of a group's blocks (tiling.cluster), or of those that share a gather, which then
+  // launch cooperatively all the same
+  const int cluster = tiling.cluster ? tiling.tiles : tiling.gather_blocks;
+  cudaLaunchAttribute attributes[2] = {{}, cluster_dimension(cluster)};
   attributes[0].id = cudaLaunchAttributeCooperative;
   attributes[0].val.cooperative = tiling.tiles > 1 && !tiling.cluster;
   cudaLaunchConfig_t config{};
@@ -361,24 +369,28 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
   config.dynamicSmemBytes = tiling.shared_bytes;
   config.stream = stream;
   config.attrs = attributes;
-  config.numAttrs = tiling.cluster ? 2 : 1;
+  config.numAttrs = cluster > 1 ? 2 : 1;
   // A launch refused for its size (a GPU shared through MPS, or partitioned in a way the checks
   // below do not see: the cooperative launch's refusal, or the cluster's) is answered
   // cudaErrorCooperativeLaunchTooLarge, for the caller to run the per-step path, and the runtime's
   // record of it goes.
   const auto refused = [&](cudaError_t error) {
-    if (error != cudaErrorCooperativeLaunchTooLarge && !(tiling.cluster && error == cudaErrorInvalidClusterSize)) {
+    if (error != cudaErrorCooperativeLaunchTooLarge && !(cluster > 1 && error == cudaErrorInvalidClusterSize)) {
       return error;
     }
     (void)cudaGetLastError();
     return cudaErrorCooperativeLaunchTooLarge;
   };
-  if (tiling.cluster) {
+  if (cluster > 1) {  // one cluster resident at a time, or (cooperative) all of them
+    cudaLaunchConfig_t clusters_alone = config;
+    clusters_alone.attrs = attributes + 1;
+    clusters_alone.numAttrs = 1;
     int clusters = 0;
-    if (const cudaError_t error = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config); error != cudaSuccess) {
+    if (const cudaError_t error = cudaOccupancyMaxActiveClusters(&clusters, kernel, &clusters_alone);
+        error != cudaSuccess) {
       return refused(error);
     }
-    if (clusters < 1) return cudaErrorCooperativeLaunchTooLarge;
+    if (clusters < (attributes[0].val.cooperative ? blocks / cluster : 1)) return cudaErrorCooperativeLaunchTooLarge;
   } else if (attributes[0].val.cooperative) {
     int device = 0, multiprocessors = 0, per_multiprocessor = 0;
     if (cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
@@ -401,6 +413,18 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
     }
   }
   return refused(cudaLaunchKernelEx(&config, kernel, p, tiling));
+}
+
+// launch_persistent_once, and where the clusters of a shared gather do not fit, the same tiling
+// without them (its blocks alone may: a GPU shared through MPS).
+template <typename scalar_t, int R, typename Params>
+cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, const Tiling& tiling,
+                              cudaStream_t stream, dim3 block) {
+  const cudaError_t error = launch_persistent_once<scalar_t, R>(kernel, p, tiling, stream, block);
+  if (error != cudaErrorCooperativeLaunchTooLarge || tiling.gather_blocks == 1) return error;
+  Tiling alone = tiling;
+  alone.gather_blocks = 1;
+  return launch_persistent_once<scalar_t, R>(kernel, p, alone, stream, block);
 }
 
 template <typename scalar_t>

@@ -25,6 +25,10 @@
 //   the step's parity, with stores that a receiving block's mbarrier counts: each block waits for
 //   its own bytes, not at a barrier of the cluster; the clusters of different groups never wait
 //   for each other, so no launch needs them all resident.
+// - on sm_90, where the group exchanges through L2, the forward's consecutive blocks of a group may
+//   share the gather of h as a cluster of 2 or 4 (Tiling::gather_blocks): each copies its share
+//   of the rows into all of their operands at once (one read of L2 for them all), and the launch
+//   is cooperative as without them.
 #pragma once
 
 #include "persistent.cuh"
@@ -142,6 +146,20 @@ inline Tiling tensor_core_slices(const SequenceParams& p, Tiling t, bool forward
   return chosen;
 }
 
+// The blocks of a group that share the forward's gather through L2 (Tiling::gather_blocks): the
+// most of 4 and 2 that divide its tiles and as whose clusters the device holds every block at
+// once; 1 where the bulk copies do not run (rows of the state not whole 16 bytes) or the device
+// runs no clusters (p.resident_clusters: zeros before sm_90, and past LLTM_JIT_CLUSTERS). The
+// rough cost does not count it: it halves or quarters each block's reads of L2, not their wait.
+inline int tensor_gather_blocks(const SequenceParams& p, const Tiling& t) {
+  if (t.cluster || t.tiles == 1 || p.state % 8 != 0) return 1;
+  const int64_t blocks = ceil_div(p.batch, t.rows) * t.tiles;
+  for (const int n : {4, 2}) {
+    if (t.tiles % n == 0 && p.resident_clusters[n] * n >= blocks) return n;
+  }
+  return 1;
+}
+
 // The tiling of the least rough cost among those that fit: widths a multiple of 16 (the mma's m
 // in the forward, its k in the backward) for 1, 2, 4, ... tiles, each with its groups' blocks in
 // clusters (where the device runs them) and not; for each the fewest rows (8, 16 or 32: the mma's
@@ -152,7 +170,8 @@ inline Tiling tensor_core_slices(const SequenceParams& p, Tiling t, bool forward
 // rows than the same tiles without one: fewer groups of more rows, where fewer clusters than
 // groups fit, leave multiprocessors idle (and measured slower). Where the forward's operand and
 // partial sums do not both fit (a state near 1400 at 32 rows), the sums take the operand's place,
-// at most one unit a warp (the kernel stores them once every warp has read the operand). None
+// at most one unit a warp (the kernel stores them once every warp has read the operand). The
+// forward's chosen tiling then shares its gather where it can (tensor_gather_blocks). None
 // (rows == 0) where nothing fits.
 inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
   Tiling best;
@@ -183,6 +202,7 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
       }
     }
   }
+  if (forward && best.rows > 0) best.gather_blocks = tensor_gather_blocks(p, best);
   return best;
 }
 
@@ -315,36 +335,62 @@ __device__ __forceinline__ void bulk_copy(void* to, const void* from, unsigned b
 #endif
 }
 
+// bulk_copy into the same place of the shared memory of each block of the cluster whose rank is a
+// bit of `blocks`, counted by each one's mbarrier at the place of `bar`.
+__device__ __forceinline__ void bulk_copy_multicast(void* to, const void* from, unsigned bytes, uint64_t* bar,
+                                                    uint16_t blocks) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::
+          "r"(shared_address(to)),
+      "l"(from), "r"(bytes), "r"(shared_address(bar)), "h"(blocks)
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
 // The forward's gather of rows [b0, b0 + R) of h's exchange (`from`, S a multiple of 8) into the
 // operand (row stride ld) on the bulk copy engine, started by warp 0 once the group's counter
 // reaches `target`: a copy a row, counted by `gathered`, for which every thread then waits
 // (mbarrier_wait). Rows past the batch are left as they are. Every lane polls (one load for the
-// warp), so that each acquires the others' stores of h before its copies read them.
+// warp), so that each acquires the others' stores of h before its copies read them. Where
+// `sharing` blocks of a cluster share the gather, this one (`share` of them) copies every
+// sharing-th row into all of their operands, and each block's mbarrier counts every row.
 template <int R>
 __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
-                                            int64_t B, int* arrivals, int target, uint64_t* gathered) {
+                                            int64_t B, int* arrivals, int target, uint64_t* gathered, int share,
+                                            int sharing) {
   while (__any_sync(~0u, load_acquire(arrivals) < target)) {
   }
   const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
   if (lane == 0) mbarrier_expect<Scope::kBlock>(gathered, static_cast<unsigned>(2 * rows * S));
-  // The other blocks' stores of h (acquired through the counter) and the block's reads and writes
+  // The other blocks' stores of h (acquired through the counter) and the blocks' reads and writes
   // of the operand are the generic proxy's accesses, the copies the async proxy's. (A fence of
   // every state space would also wait for this thread's stores to global memory to complete.)
   asm volatile("fence.proxy.async.global;" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  for (int r = lane; r < rows; r += 32) bulk_copy(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered);
+  if (sharing == 1) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (int r = lane; r < rows; r += 32) bulk_copy(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered);
+    return;
+  }
+  asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
+  const auto blocks = static_cast<uint16_t>((1u << sharing) - 1);
+  for (int r = share + lane * sharing; r < rows; r += 32 * sharing) {
+    bulk_copy_multicast(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered, blocks);
+  }
 }
 
 // The end of a block's setup, before its first step: the block's mbarriers (`count` at `bars`: a
 // cluster's two of the exchange, one a parity, or the bulk gather's one) set, then in a cluster
-// every block of the cluster running, its shared memory set, before any stores into it;
-// otherwise the block's barrier.
+// (CLUSTER, or `clustered`: one that shares the gather) every block of the cluster running, its
+// shared memory set, before any stores into it; otherwise the block's barrier.
 template <bool CLUSTER>
-__device__ __forceinline__ void setup_done(uint64_t* bars, int count) {
+__device__ __forceinline__ void setup_done(uint64_t* bars, int count, bool clustered = CLUSTER) {
   if (thread_rank() == 0) {
     for (int i = 0; i < count; ++i) mbarrier_init(bars + i);
   }
-  if constexpr (CLUSTER) {
+  if (CLUSTER || clustered) {
     cluster_barrier();
   } else {
     __syncthreads();

@@ -38,7 +38,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   ForwardCells<scalar_t, ITEMS> cells;
   cells.template start<R>(p, tiling, at, S);
   const bool bulk = !CLUSTER && tiling.tiles > 1 && bulk_gather(S);
-  setup_done<CLUSTER>(received, CLUSTER ? 2 : bulk ? 1 : 0);
+  const int sharing = bulk ? tiling.gather_blocks : 1;  // the blocks that share the gather: at.tile % sharing
+  setup_done<CLUSTER>(received, CLUSTER ? 2 : bulk ? 1 : 0, sharing > 1);
   const TensorProduct f = tensor_product(p, tiling, true);
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
@@ -121,7 +122,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       // loads of the step go out meanwhile.
       if (bulk && threadIdx.y == 0) {
         gather_bulk<R>(h, ld, exchange + (t % 2) * B * S, S, at.b0, B, arrivals,
-                       static_cast<int>(t + 1) * tiling.tiles, received);
+                       static_cast<int>(t + 1) * tiling.tiles, received, at.tile % sharing, sharing);
       }
     }
     cells.store(p, t, S);
@@ -152,6 +153,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     if (!bulk || tiling.partials_over_operand) __syncthreads();
   }
   cells.finish(p, S);
+  // No block of a cluster that shares the gather leaves while its copies into the others may
+  // still be under way.
+  if (sharing > 1) cluster_barrier();
 }
 
 template <typename scalar_t, int R, int ITEMS, bool CLUSTER>

@@ -776,6 +776,31 @@ def test_clusters_sum_as_the_exchange_through_l2(dtype, monkeypatch):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("size", [(30, 8, 1400), (64, 8, 1024)], ids=lambda s: "x".join(map(str, s)))
+def test_shared_gather_moves_h_unchanged(size, dtype, monkeypatch):
+    """Where a group exchanges through L2 on sm_90, clusters of its blocks share the forward's
+    gather of h, each copying its share of the rows into all of theirs: on the H200 clusters of 4
+    at 88 tiles in one group short of 32 rows, of 2 at 64 tiles in two groups (the device holds 30
+    clusters of 4), and of 2 at most with LLTM_JIT_CLUSTERS=2. The tiling is the same without them
+    (0), and so are the bits of the outputs and gradients."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("thread-block clusters need sm_90")
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(12, *size, device="cuda", seed=2)]
+    results = {}
+    for clusters in ("16", "2", "0"):
+        monkeypatch.setenv("LLTM_JIT_CLUSTERS", clusters)
+        names = cuda_kernels(lambda: lltm_sequence(*args[:3], (args[3], args[4])))
+        assert ran(names, "tensor_core_forward_kernel"), names
+        results[clusters] = run(lltm_sequence, args)
+    for clusters in ("16", "2"):
+        for name, a, b in zip(NAMES, results[clusters], results["0"]):
+            assert torch.equal(a, b), (clusters, name)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("size", [TENSOR_CORE_SIZES[0], TENSOR_CORE_SIZES[2]], ids=lambda s: "x".join(map(str, s)))
 def test_tensor_cores_read_weights_at_any_alignment(size, dtype, monkeypatch):
     """The tensor-core kernels load W_h 16 bytes at a time where its rows are 16-byte aligned, an
