@@ -342,8 +342,11 @@ def _packed_rows(packed):
 def _to_device(t, device):
     """t on `device`: from the CPU to CUDA through pinned memory, which waits for nothing (the
     caching host allocator keeps it until the copy is done), where a copy from pageable memory
-    would wait for the device's queued work."""
-    return t.pin_memory().to(device, non_blocking=True) if device.type == "cuda" and t.is_cpu else t.to(device)
+    would wait for the device's queued work. A traced graph (torch.compile, export) copies plainly:
+    its fake tensors have no pinned memory."""
+    if device.type == "cuda" and t.is_cpu and not torch.compiler.is_compiling():
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
 
 
 _side_streams = threading.local()
