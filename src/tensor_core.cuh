@@ -250,27 +250,25 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 #endif
 }
 
-// The scope of a phase's announcement and of the waits for it: the cluster's where the bytes
-// come from the cluster's stores (store_async), the block's where they come from its own bulk
-// copies (bulk_copy; as any consumer of the copy engine waits).
-enum class Scope { kBlock, kCluster };
-
-template <Scope SCOPE>
+// The phase's one arrival, which announces the bytes it brings. Its release is the block's (the
+// instruction's default): only this block's threads wait at its mbarrier, and the bytes bring their
+// own release (st.async's completion is a release at the cluster's scope; the copy engine's, the
+// block's). A release at the cluster's scope compiles to a fence of the whole GPU (MEMBAR.ALL.GPU),
+// which waits for the thread's global stores still in flight and held a cluster's exchange up by
+// ~1000 cycles a step (benchmarks/NOTES.md, "Session 29").
 __device__ __forceinline__ void mbarrier_expect(uint64_t* bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (SCOPE == Scope::kCluster) {
-    asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;" ::"r"(
-                     shared_address(bar)),
-                 "r"(bytes)
-                 : "memory");
-  } else {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
-                 : "memory");
-  }
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
 #else
   __trap();
 #endif
 }
+
+// The scope of the waits for a phase: the cluster's where the bytes come from the cluster's stores
+// (store_async), the block's where they come from its own bulk copies (bulk_copy; as any consumer
+// of the copy engine waits).
+enum class Scope { kBlock, kCluster };
 
 // Waits until the phase of `parity` (0 for the barrier's 1st, 3rd, ... phase) is complete.
 template <Scope SCOPE>
@@ -364,7 +362,7 @@ __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uin
   while (__any_sync(~0u, load_acquire(arrivals) < target)) {
   }
   const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
-  if (lane == 0) mbarrier_expect<Scope::kBlock>(gathered, static_cast<unsigned>(2 * rows * S));
+  if (lane == 0) mbarrier_expect(gathered, static_cast<unsigned>(2 * rows * S));
   // The other blocks' stores of h (acquired through the counter) and the blocks' reads and writes
   // of the operand are the generic proxy's accesses, the copies the async proxy's. (A fence of
   // every state space would also wait for this thread's stores to global memory to complete.)

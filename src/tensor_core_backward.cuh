@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       // before its share of the step between), counted by that block's mbarrier of the parity;
       // then this block's inbox is awaited.
       uint64_t* bar = received + parity;
-      if (thread == 0) mbarrier_expect<Scope::kCluster>(bar, static_cast<unsigned>(4 * tiling.tiles * R * W));
+      if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(4 * tiling.tiles * R * W));
       const int chunks = W / 4, per_tile = R * chunks;
       for (int i = thread; i < tiling.tiles * per_tile; i += threads) {
         const int u = i / per_tile, r = i % per_tile / chunks, c = i % chunks * 4, k = u * W + c;

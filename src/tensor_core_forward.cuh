@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
       if (t + 1 < p.time) {
         uint16_t* next = h + ((t + 1) % 2) * R * ld;
         uint64_t* bar = received + (t + 1) % 2;
-        if (thread == 0) mbarrier_expect<Scope::kCluster>(bar, static_cast<unsigned>(2 * R * padded));
+        if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(2 * R * padded));
         // Each lane's reads of the partial sums are ordered before the stores of whichever lane
         // of its 8 sends into this block: a completed phase then says they are done (the values
         // themselves reach that lane through shuffles, which order no memory).
