@@ -54,6 +54,8 @@ struct Tiling {
                                        // memory of the product's operand (where both do not fit)
   bool cluster = false;  // the blocks of a group form a thread-block cluster: they exchange through
                          // each other's shared memory and wait at the cluster's barrier (sm_90)
+  bool held = false;  // the tensor-core forward's warps hold their fragments of W_h in registers
+                      // (tensor_core.cuh)
   int gather_blocks = 1;  // where the group exchanges through L2: its consecutive blocks that share
                           // the tensor-core forward's gather of h as a cluster (sm_90; tensor_core.cuh)
   size_t shared_bytes = 0;

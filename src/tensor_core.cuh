@@ -1,7 +1,8 @@
 // The persistent sequence kernels on tensor cores, for half and bfloat16 storage: their tiling,
 // their fragments and the instructions that load and multiply them. The kernels are in
 // tensor_core_forward.cuh and tensor_core_backward.cuh, instantiated per dtype in files of their
-// own (tensor_core_<direction>_<dtype>.cu, and ..._<dtype>_wide.cu for four cells a thread);
+// own (tensor_core_<direction>_<dtype>.cu, ..._<dtype>_wide.cu for four cells a thread,
+// ..._<dtype>_cluster.cu for clusters and tensor_core_forward_<dtype>_held.cu for held fragments);
 // sequence_persistent.cu chooses them over the CUDA-core kernels of persistent_*.cuh where they fit.
 //
 // The work is split as in persistent.cuh (a block runs every step of one group of R batch rows
@@ -25,6 +26,9 @@
 //   the step's parity, with stores that a receiving block's mbarrier counts: each block waits for
 //   its own bytes, not at a barrier of the cluster; the clusters of different groups never wait
 //   for each other, so no launch needs them all resident.
+// - in a cluster's forward of 8 rows, each warp may hold its fragments of the tile's W_h in
+//   registers for the whole sequence (Tiling::held): the step's product then reads only h from
+//   shared memory, where the fragments' 512 bytes each had been most of what it read.
 // - on sm_90, where the group exchanges through L2, the forward's consecutive blocks of a group may
 //   share the gather of h as a cluster of 2 or 4 (Tiling::gather_blocks): each copies its share
 //   of the rows into all of their operands at once (one read of L2 for them all), and the launch
@@ -103,7 +107,7 @@ inline size_t tensor_shared_bytes(const SequenceParams& p, const Tiling& t, bool
 inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool forward) {
   const TensorProduct f = tensor_product(p, t, forward);
   const int64_t n = t.rows / 8;
-  const int64_t reads = f.m_tiles * f.k_tiles * (512 + 256 * n) / 128;
+  const int64_t reads = f.m_tiles * f.k_tiles * ((t.held ? 0 : 512) + 256 * n) / 128;
   const int64_t chain =
       ceil_div(f.m_tiles * t.slices, kTensorWarps) * ceil_div(f.k_tiles, t.slices) * n * 16;
   const int64_t exchange = t.tiles == 1 ? 0 : t.cluster ? 1000 : 2000 + t.rows * p.state * (forward ? 2 : 4) / 32;
@@ -116,6 +120,21 @@ inline int64_t tensor_step_cycles(const SequenceParams& p, const Tiling& t, bool
 
 constexpr int kTensorMaxRows = 32;
 constexpr int kTensorMaxItems = 4;
+
+// The forward's fragments of W_h held in registers (Tiling::held): a warp's units, at most
+// kHeldRounds of them, each a split of kHeldSplit k tiles, so that the loops over them unroll and
+// the fragments (kHeldRounds * kHeldSplit of 4 registers) stay in registers for the whole
+// sequence; the product then reads only h from shared memory. For groups of 8 rows (one N tile,
+// whose sums take few registers) of a cell a thread, in clusters (without them the kernel's L2
+// exchange leaves too few registers: it spilled), where the tile's fragments fit: at most 192 (a
+// tile of 32 columns of a state of 512).
+constexpr int kHeldSplit = 4;
+constexpr int kHeldRounds = 3;
+
+inline bool held_fits(const TensorProduct& f, const Tiling& t) {
+  return t.cluster && t.rows == 8 && t.rows * t.width <= kTensorThreads &&
+         f.m_tiles * ceil_div(f.k_tiles, kHeldSplit) <= kHeldRounds * kTensorWarps;
+}
 
 // Tiling t (its width, tiles, rows and cluster set) with the items a thread that its rows and
 // width need, and the splits of the reduction of least rough cost that fit in shared memory (the
@@ -142,6 +161,14 @@ inline Tiling tensor_core_slices(const SequenceParams& p, Tiling t, bool forward
       chosen = t;
       chosen_cost = cost;
     }
+  }
+  if (forward && chosen.rows > 0 && held_fits(f, t)) {  // the same with its fragments held
+    t.held = true;
+    t.items = 1;
+    t.partials_over_operand = false;
+    t.slices = static_cast<int>(ceil_div(f.k_tiles, kHeldSplit));
+    t.shared_bytes = tensor_shared_bytes(p, t, forward);
+    if (t.shared_bytes <= p.shared_memory_per_block && tensor_step_cycles(p, t, forward) < chosen_cost) chosen = t;
   }
   return chosen;
 }
@@ -439,32 +466,21 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 #endif
 }
 
-// One warp's unit of a product: M tile m_tile, k tiles [k_begin, k_end), N = 8 N_TILES columns
-// whose B operand is stored by column (column n's k contiguous, row stride b_ld), from `a` (where
-// load_a or load_a_transposed finds its fragments: a_at(k tile) gives this lane's row address),
-// added to d. Two sets of sums, for even and odd k tiles, halve the chains of dependent mma's.
-template <typename scalar_t, int N_TILES, typename AAt>
-__device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, const uint16_t* b, int b_ld,
-                                             int k_begin, int k_end) {
-  const int lane = threadIdx.x;
-  const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;  // b0 of column (lane / 4): k 2 (lane % 4)
-  float sums[2][N_TILES][4] = {};  // set: k tile odd
-  auto step = [&](auto set_constant, int kt) {
-    constexpr int set = decltype(set_constant)::value;
-    uint32_t a[4];
-    a_at(a, kt);
+// sums += a B for k tile kt: N = 8 N_TILES columns whose B operand is stored by column (column
+// n's k contiguous, row stride b_ld), from b_lane (this lane's b0 of column lane / 4: k 2 (lane % 4)
+// at k tile 0).
+template <typename scalar_t, int N_TILES>
+__device__ __forceinline__ void mma_columns(float (&sums)[N_TILES][4], const uint32_t (&a)[4], const uint16_t* b_lane,
+                                            int b_ld, int kt) {
 #pragma unroll
-    for (int n = 0; n < N_TILES; ++n) {
-      const uint16_t* col = b_lane + n * 8 * b_ld + kt * 16;
-      mma<scalar_t>(sums[set][n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
-    }
-  };
-  int kt = k_begin;
-  for (; kt + 1 < k_end; kt += 2) {
-    step(std::integral_constant<int, 0>{}, kt);
-    step(std::integral_constant<int, 1>{}, kt + 1);
+  for (int n = 0; n < N_TILES; ++n) {
+    const uint16_t* col = b_lane + n * 8 * b_ld + kt * 16;
+    mma<scalar_t>(sums[n], a, *reinterpret_cast<const uint32_t*>(col), *reinterpret_cast<const uint32_t*>(col + 8));
   }
-  if (kt < k_end) step(std::integral_constant<int, 0>{}, kt);
+}
+
+template <int N_TILES>
+__device__ __forceinline__ void add_sets(float (&d)[N_TILES][4], const float (&sums)[2][N_TILES][4]) {
 #pragma unroll
   for (int set = 0; set < 2; ++set) {
 #pragma unroll
@@ -473,6 +489,45 @@ __device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, c
       for (int i = 0; i < 4; ++i) d[n][i] += sums[set][n][i];
     }
   }
+}
+
+// One warp's unit of a product: M tile m_tile, k tiles [k_begin, k_end), N = 8 N_TILES columns of
+// B (as mma_columns), from `a` (where load_a or load_a_transposed finds its fragments: a_at(k tile)
+// gives this lane's row address), added to d. Two sets of sums, for even and odd k tiles, halve
+// the chains of dependent mma's.
+template <typename scalar_t, int N_TILES, typename AAt>
+__device__ __forceinline__ void warp_product(float (&d)[N_TILES][4], AAt a_at, const uint16_t* b, int b_ld,
+                                             int k_begin, int k_end) {
+  const int lane = threadIdx.x;
+  const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;  // b0 of column (lane / 4): k 2 (lane % 4)
+  float sums[2][N_TILES][4] = {};  // set: k tile odd
+  auto step = [&](auto set_constant, int kt) {
+    uint32_t a[4];
+    a_at(a, kt);
+    mma_columns<scalar_t>(sums[decltype(set_constant)::value], a, b_lane, b_ld, kt);
+  };
+  int kt = k_begin;
+  for (; kt + 1 < k_end; kt += 2) {
+    step(std::integral_constant<int, 0>{}, kt);
+    step(std::integral_constant<int, 1>{}, kt + 1);
+  }
+  if (kt < k_end) step(std::integral_constant<int, 0>{}, kt);
+  add_sets(d, sums);
+}
+
+// The same unit from fragments held in registers (Tiling::held): `held` holds k tiles
+// [k_begin, k_begin + K) of the unit's M tile; those past k_tiles are not multiplied.
+template <typename scalar_t, int N_TILES, int K>
+__device__ __forceinline__ void held_product(float (&d)[N_TILES][4], const uint32_t (&held)[K][4], const uint16_t* b,
+                                             int b_ld, int k_begin, int k_tiles) {
+  const int lane = threadIdx.x;
+  const uint16_t* b_lane = b + (lane >> 2) * b_ld + (lane & 3) * 2;
+  float sums[2][N_TILES][4] = {};
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    if (k_begin + q < k_tiles) mma_columns<scalar_t>(sums[q % 2], held[q], b_lane, b_ld, k_begin + q);
+  }
+  add_sets(d, sums);
 }
 
 // The backward's d_h of each item that runs step t: the sum over the tiles, in order, of their
@@ -563,8 +618,16 @@ cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tili
 template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
+// The forward's cluster kernel of 8 rows with its fragments held (Tiling::held): in
+// tensor_core_forward_<dtype>_held.cu.
+template <typename scalar_t>
+cudaError_t launch_tensor_core_held(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
+
 template <typename scalar_t, bool CLUSTER, typename Params>
 cudaError_t launch_tensor_core_rows(const Params& p, const Tiling& tiling, cudaStream_t stream) {
+  if constexpr (is_forward<Params> && CLUSTER) {
+    if (tiling.held) return launch_tensor_core_held<scalar_t>(p, tiling, stream);
+  }
   switch (tiling.rows) {
     case 8: return launch_tensor_core_kernel<scalar_t, 8, kItems, CLUSTER>(p, tiling, stream);
     case 16: return launch_tensor_core_kernel<scalar_t, 16, kItems, CLUSTER>(p, tiling, stream);

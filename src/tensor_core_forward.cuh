@@ -6,7 +6,7 @@
 
 namespace lltm::cuda {
 
-template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
+template <typename scalar_t, int R, int ITEMS, bool CLUSTER, bool HELD = false>
 __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(ForwardParams p, Tiling tiling) {
   constexpr int N_TILES = R / 8;
   using T = float;
@@ -44,29 +44,59 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
   const int lane = threadIdx.x;
+  // The product's unit u: M tile u % m_tiles, split u / m_tiles of the state; its sums d go to
+  // the partial sums of its split.
+  const auto a_lane_of = [&](int u) { return w + (u % m_tiles * 16 + (lane & 15)) * ld + (lane >> 4) * 8; };
+  const auto store_partial = [&](int u, const float(&d)[N_TILES][4]) {
+#pragma unroll
+    for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const FragmentAt e = fragment_at(n, i);
+        partial[(u / m_tiles * R + e.n) * partial_ld + u % m_tiles * 16 + e.m] = d[n][i];
+      }
+    }
+  };
+  // HELD: the warp's units are u = round * kTensorWarps + warp, split u / m_tiles of kHeldSplit k
+  // tiles (the tiling's slices cover the state so), and their fragments stay in registers from here on.
+  uint32_t held[HELD ? kHeldRounds : 1][HELD ? kHeldSplit : 1][4];
+  if constexpr (HELD) {
+#pragma unroll
+    for (int round = 0; round < kHeldRounds; ++round) {
+      const int u = round * kTensorWarps + threadIdx.y;
+#pragma unroll
+      for (int q = 0; q < kHeldSplit; ++q) {
+        const int kt = u / m_tiles * kHeldSplit + q;
+        if (u < m_tiles * splits && kt < k_tiles) load_a(held[round][q], a_lane_of(u) + kt * 16);
+      }
+    }
+  }
   for (int64_t t = 0; t < p.time; ++t) {
     uint16_t* operand = CLUSTER ? h + (t % 2) * R * ld : h;  // in a cluster, the next step's is the other parity's
-    // z^T (3 width x R) = W_tile h^T, unit u: M tile u % m_tiles, split u / m_tiles of the state,
-    // in rounds of a unit a warp (one round where the partial sums overlay the operand).
-    for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
-      const int u = round + threadIdx.y, mt = u % m_tiles, s = u / m_tiles, k_begin = s * per_split;
-      const bool unit = u < m_tiles * splits;
-      const uint16_t* a_lane = w + (mt * 16 + (lane & 15)) * ld + (lane >> 4) * 8;
-      float d[N_TILES][4] = {};
-      if (unit) {
-        warp_product<scalar_t, N_TILES>(
-            d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, operand, ld, k_begin,
-            min(k_begin + per_split, k_tiles));
+    // z^T (3 width x R) = W_tile h^T, in rounds of a unit a warp (one round where the partial sums
+    // overlay the operand).
+    if constexpr (HELD) {
+#pragma unroll
+      for (int round = 0; round < kHeldRounds; ++round) {
+        const int u = round * kTensorWarps + threadIdx.y;
+        if (u >= m_tiles * splits) break;
+        float d[N_TILES][4] = {};
+        held_product<scalar_t, N_TILES>(d, held[round], operand, ld, u / m_tiles * kHeldSplit, k_tiles);
+        store_partial(u, d);
       }
-      if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
-      if (!unit) continue;
-#pragma unroll
-      for (int n = 0; n < N_TILES; ++n) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const FragmentAt e = fragment_at(n, i);
-          partial[(s * R + e.n) * partial_ld + mt * 16 + e.m] = d[n][i];
+    } else {
+      for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
+        const int u = round + threadIdx.y, k_begin = u / m_tiles * per_split;
+        const bool unit = u < m_tiles * splits;
+        const uint16_t* a_lane = a_lane_of(u);
+        float d[N_TILES][4] = {};
+        if (unit) {
+          warp_product<scalar_t, N_TILES>(
+              d, [&](uint32_t(&a)[4], int kt) { load_a(a, a_lane + kt * 16); }, operand, ld, k_begin,
+              min(k_begin + per_split, k_tiles));
         }
+        if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
+        if (unit) store_partial(u, d);
       }
     }
     __syncthreads();  // the partial sums are in; every warp has read h
@@ -161,6 +191,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
 template <typename scalar_t, int R, int ITEMS, bool CLUSTER>
 cudaError_t launch_tensor_core_kernel(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   return launch_persistent<scalar_t, R>(tensor_core_forward_kernel<scalar_t, R, ITEMS, CLUSTER>, p, tiling, stream,
+                                        dim3(32, kTensorWarps));
+}
+
+template <typename scalar_t>
+cudaError_t launch_tensor_core_held(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
+  return launch_persistent<scalar_t, 8>(tensor_core_forward_kernel<scalar_t, 8, 1, true, true>, p, tiling, stream,
                                         dim3(32, kTensorWarps));
 }
 

@@ -570,6 +570,7 @@ def test_low_precision_long_sequence(device, dtype):
 TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (30, 8, 1400), (600, 8, 256)]
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 IN_CLUSTERS = [TENSOR_CORE_SIZES[i] for i in (1, 2, 4)]
+FRAGMENTS_HELD = IN_CLUSTERS[:2]  # groups of 8 rows in clusters: the forward holds W_h in registers
 
 
 def cuda_kernels(fn):
@@ -584,15 +585,20 @@ def ran(kernels, name):
     return any(name in k for k in kernels)
 
 
+def template_arguments(kernel):
+    """A kernel's template arguments as the profiler names it: "f<a, b>(...)" gives ["a", "b"]."""
+    return kernel.split("<", 1)[1].split(">(")[0].split(", ")
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 @pytest.mark.parametrize("size", TENSOR_CORE_SIZES, ids=lambda s: "x".join(map(str, s)))
 def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
     """The half types run the persistent kernels on tensor cores, each direction, their groups
     as thread-block clusters on sm_90 where W_h splits over at most 16 tiles, and not where
-    LLTM_JIT_CLUSTERS=0; LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit
-    (at state 1400 and at batch 600 they do not: the step path); float32 never runs on tensor
-    cores."""
+    LLTM_JIT_CLUSTERS=0 (the forward's clusters of 8 rows holding their fragments of W_h in
+    registers); LLTM_JIT_TENSOR_CORES=0 gives their CUDA-core kernels back where those fit (at
+    state 1400 and at batch 600 they do not: the step path); float32 never runs on tensor cores."""
     monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL", raising=False)
     monkeypatch.delenv("LLTM_JIT_CLUSTERS", raising=False)
     args = [a.to(dtype) for a in make_sequence(3, *size, device="cuda", seed=15)]
@@ -615,8 +621,10 @@ def test_which_persistent_kernel_runs(size, dtype, monkeypatch):
         for clusters in ("16", "0"):
             monkeypatch.setenv("LLTM_JIT_CLUSTERS", clusters)
             names = {n for n in kernels() if "tensor_core_" in n}
-            assert len(names) == 2 and all(n.split(">(")[0].endswith(", true") == (
-                size in IN_CLUSTERS and clusters == "16") for n in names), names
+            clustered = size in IN_CLUSTERS and clusters == "16"
+            assert len(names) == 2 and all(template_arguments(n)[3] == str(clustered).lower() for n in names), names
+            forward = template_arguments(next(n for n in names if "forward" in n))
+            assert forward[4] == str(clustered and size in FRAGMENTS_HELD).lower(), names
 
 
 @requires_cuda
