@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import bench
+from benchmarks.ab import summary
 from benchmarks.cases import Kind, Plan, Progress, Runner, run
 from benchmarks.report import plot, summarize, table
 from benchmarks.sequence import (SEQUENCE, SequenceSize, floor_seconds, lltm_jit_runner, lltm_runner,
@@ -551,3 +552,14 @@ def test_bench_quick_checks_pass_and_writes_nothing(tmp_path):
     assert done.stdout.rstrip().endswith("all checks passed")
     assert "16x32x128 float32 fwd+bwd" in done.stdout and list(tmp_path.iterdir()) == []
     assert "16x32x128 T=16 float32 fwd+bwd" in done.stdout
+
+
+def test_ab_summary_sets_each_row_against_the_first():
+    """benchmarks.ab's closing table: each label's medians of every round, and each label's least
+    over the first label's ("-" where a label has no sample of a case)."""
+    samples = {("main", "8x256x512:float16", "fwd"): [191.5, 189.9], ("new", "8x256x512:float16", "fwd"): [167.0, 170.2],
+               ("main", "8x256x512:float16", "fwd+bwd"): [538.5, 496.2], ("new x=1", "8x256x512:float16", "fwd"): [200.0]}
+    lines = summary(samples, ["main", "new", "new x=1"]).splitlines()
+    assert lines[0].split() == ["size", "mode", "main", "new", "new", "x=1", "least", "/", "main"]
+    assert lines[1].split() == ["8x256x512:float16", "fwd", "191.5", "189.9", "167.0", "170.2", "200.0", "0.879", "1.053"]
+    assert lines[2].split() == ["8x256x512:float16", "fwd+bwd", "538.5", "496.2", "-", "-"]
