@@ -3,7 +3,9 @@
 L2 exchange's "send" split in four (the arrival with whatever fence precedes it, the wait for the
 group's counter, the gather's mbarrier arrival and proxy fence(s), the bulk copies' start; on main
 the shared gather's fence of the cluster's shared memory falls in "copies"), and the update's
-first part, to its last gate's sum of the splits' partial sums ("sums", from the update's start)."""
+first part, to its last gate's sum of the splits' partial sums ("sums", from the update's start);
+and, as a "PHB" line, the cluster backward's exchange to the end of its stores into the other
+blocks ("stores"; the rest of "exchange" is the wait for theirs)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -52,5 +54,14 @@ patch("tensor_core_forward.cuh", [
     ("  PH_PRINT(\"fwd\", 0);\n",
      "  PH_PRINT(\"fwd\", 0);\n  if (ph_on_) printf(\"PHS sharing=%d blk=%u steps=%lld: arrive=%llu poll=%llu fence=%llu copies=%llu sums=%llu\\n\","
      " sharing, linear_block(), (long long)p.time, ph_[8], ph_[9], ph_[10], ph_[11], ph_[12]);\n"),
+])
+patch("tensor_core_backward.cuh", [
+    ("unsigned long long ph_[8]", "unsigned long long ph_[9]"),
+    ("      mbarrier_wait<Scope::kCluster>(bar, static_cast<unsigned>((p.time - 1 - t) / 2 % 2));\n",
+     "      if (ph_on_) ph_[8] += clock64() - tp_;\n"
+     "      mbarrier_wait<Scope::kCluster>(bar, static_cast<unsigned>((p.time - 1 - t) / 2 % 2));\n"),
+    ("  PH_PRINT(\"bwd\", 0);\n",
+     "  PH_PRINT(\"bwd\", 0);\n  if (ph_on_ && CLUSTER) printf(\"PHB blk=%u steps=%lld: stores=%llu\\n\", linear_block(),"
+     " (long long)p.time, ph_[8]);\n"),
 ])
 print("sub-phases patched")

@@ -38,7 +38,7 @@ for d in phm ph; do
     64x1024x1024:float16:64 16x512x1024:float16:64 64x256x512:bfloat16:64 8x256x512:float16:256 8x128x256:float16:64) > $OUT/a-phases-$d-raw.txt 2>&1
   echo "== $d" >> $OUT/a-phases.txt
   python3 $S/../../h200-20261205-s29/scripts/phases_table.py $OUT/a-phases-$d-raw.txt >> $OUT/a-phases.txt 2>&1
-  awk '/^== .* rep /{h=substr($0, 4)} /^PHS/ && h ~ /rep 2/ {print h " | " $0}' $OUT/a-phases-$d-raw.txt >> $OUT/a-phases.txt
+  awk '/^== .* rep /{h=substr($0, 4)} /^PH[SB]/ && h ~ /rep 2/ {print h " | " $0}' $OUT/a-phases-$d-raw.txt >> $OUT/a-phases.txt
 done
 cat $OUT/a-phases.txt
 sed -n '/^size /,$p' $OUT/a-ab.txt
