@@ -1,6 +1,7 @@
-"""The operators' argument checks for their fake kernels (torch.compile, meta tensors): the same
-rules and messages as the C++ checks in src/checks.h, which run on real tensors. Values that only
-real data has (lengths' range) are checked in C++ alone."""
+"""The operators' argument checks for their fake kernels (torch.compile, meta tensors) and for the
+fallback to the reference: the same rules and messages as the C++ checks in src/checks.h, which
+run on real tensors. Values that only real data has (lengths' range) are checked in C++, and for
+the fallback by check_lengths_values."""
 
 from __future__ import annotations
 
@@ -140,18 +141,19 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     return batch, state
 
 
-def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int, int]:
+def check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first=False) -> tuple[int, int, int]:
     """(time, batch, state_size) of a sequence operator; dtypes and devices are the caller's; h0
-    and c0 may be None (zeros)."""
-    check_rank(op, input, "input", 3, "(time, batch, input_features)")
+    and c0 may be None (zeros). With batch_first, input is (batch, time, input_features)."""
+    dims = "(batch, time, input_features)" if batch_first else "(time, batch, input_features)"
+    check_rank(op, input, "input", 3, dims)
     states = [(name, t) for name, t in (("h0", h0), ("c0", c0)) if t is not None]
     for name, t in states:
         check_rank(op, t, name, 2, "(batch, state_size)")
         check_non_empty(op, t, name, 1, "state")
     check_non_empty(op, input, "input", 2, "feature")
     features, state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
-    check_input_features(op, input, "(time, batch, input_features)", weights, features)
-    time, batch = input.shape[0], input.shape[1]
+    check_input_features(op, input, dims, weights, features)
+    time, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
     for name, t in states:
         check_shape(op, t, name, "(batch, state_size)", (batch, state))
     if lengths is not None:
@@ -163,3 +165,14 @@ def check_sequence(op, input, weights, bias, h0, c0, lengths) -> tuple[int, int,
                      lambda: f"{op}: lengths must be on the CPU or on input's device ({input.device}), "
                              f"got {lengths.device}")
     return time, batch, state
+
+
+def check_lengths_values(op, lengths, time) -> None:
+    """lengths' values in [0, time]: real data only (the C++ operators check them as they copy
+    lengths to the host)."""
+    if lengths is None:
+        return
+    outside = ((lengths < 0) | (lengths > time)).nonzero()
+    if outside.numel() > 0:
+        b = int(outside[0, 0])
+        raise RuntimeError(f"{op}: lengths must lie in [0, time] = [0, {time}], got {int(lengths[b])} at batch index {b}")

@@ -4,6 +4,7 @@ manner, as nn.Modules."""
 import contextlib
 import functools
 import math
+import numbers
 import threading
 import warnings
 
@@ -61,19 +62,17 @@ def _check_options(module, bias, proj_size=0) -> None:
 
 
 def _register_bias(module, name, size, factory) -> None:
-    """`name` a parameter of `size` where the module has a bias, else None (as in nn.LSTM); without
-    one, the operators (which take a bias) get the module's zeros, a buffer that follows .to()."""
-    if module.has_bias:
-        module.register_parameter(name, nn.Parameter(torch.empty(size, **factory)))
-        return
-    module.register_parameter(name, None)
-    if not hasattr(module, "_zero_bias"):
-        module.register_buffer("_zero_bias", torch.zeros(size, **factory), persistent=False)
+    """`name` a parameter of `size` where the module has a bias, else None (as in nn.LSTM)."""
+    module.register_parameter(name, nn.Parameter(torch.empty(size, **factory)) if module.has_bias else None)
 
 
-def _bias(module, name):
+def _bias(module, name, weights):
+    """The bias parameter `name`, or, where the module has none, zeros for the operators (which take
+    a bias) made at each call beside `weights`: a buffer of zeros would hold whatever memory
+    to_empty() (meta-device initialisation, nn.utils.skip_init) gave it, or stay on the meta device
+    after load_state_dict(assign=True), since neither initialises nor loads buffers."""
     bias = getattr(module, name)
-    return module._zero_bias if bias is None else bias
+    return weights.new_zeros(weights.shape[0]) if bias is None else bias
 
 
 def _check_rank(module, shape, layouts) -> None:
@@ -151,7 +150,7 @@ class LLTM(nn.Module):
             old_h = old_cell = input.new_zeros(state_shape)
         else:
             old_h, old_cell = _state_pair(self, state, state_shape, layout)
-        bias = _bias(self, "bias")
+        bias = _bias(self, "bias", self.weights)
         if batched:
             return lltm(input, self.weights, bias, old_h, old_cell)
         new_h, new_cell = lltm(input[None], self.weights, bias, old_h[None], old_cell[None])
@@ -196,7 +195,7 @@ class LLTMSequence(nn.Module):
         _check_factory(self, dtype)
         if num_layers <= 0:
             raise ValueError(f"LLTMSequence: num_layers must be positive, got {num_layers}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout <= 1:
             raise ValueError(f"LLTMSequence: dropout must be a number in [0, 1], the probability of an element "
                              f"being zeroed, got {dropout!r}")
         if dropout > 0 and num_layers == 1:
@@ -251,9 +250,14 @@ class LLTMSequence(nn.Module):
         else:
             if lengths is not None:
                 raise ValueError(f"{self!r}: lengths must be None for a PackedSequence, which carries its own")
+            data = packed.data
+            if data.dim() != 2:  # nn.utils.rnn packs sequences of any rank
+                raise RuntimeError(f"{self!r}: a PackedSequence's data must have shape (sum of the lengths, "
+                                   f"input_features), packed from sequences (length, input_features) each, got "
+                                   f"{tuple(data.shape)}")
+            _check_features(self, data.shape)
             rows, lengths = _packed_rows(packed)
             time, batch = len(packed.batch_sizes), len(lengths)
-            data = packed.data
             input = data.new_zeros(time * batch, data.shape[1]).index_copy(0, rows, data).view(time, batch, -1)
         shape = input.shape
         batched = len(shape) == 3
@@ -302,9 +306,14 @@ class LLTMSequence(nn.Module):
         side = _side_stream(input.device) if self.bidirectional and sequences_at_once(input, self.weights_l0) else None
         for layer in range(self.num_layers):
             outputs = []
+            # A missing bias's zeros are made before the fork, so that the reverse direction's stream,
+            # which starts there, reads them filled.
+            parameters = []
+            for suffix in self._suffixes():
+                weights = getattr(self, f"weights_l{layer}{suffix}")
+                parameters.append((weights, _bias(self, f"bias_l{layer}{suffix}", weights)))
             fork = _fork(side)
-            for direction, suffix in enumerate(self._suffixes()):
-                weights, bias = getattr(self, f"weights_l{layer}{suffix}"), _bias(self, f"bias_l{layer}{suffix}")
+            for direction, (weights, bias) in enumerate(parameters):
                 initial = None if state is None else (state[0][len(finals)], state[1][len(finals)])
                 with _on(side if direction else None, fork, input, weights, bias, *(initial or ()), lengths):
                     if direction and layer == 0:

@@ -191,6 +191,22 @@ def _reference(fn, device_type, *args, **kwargs):
         return fn(*(cast(a) for a in args), **kwargs)
 
 
+def _checked_reference_lltm(input, weights, bias, old_h, old_cell):
+    """The reference step with the operator's argument checks (the reference checks only types)."""
+    checks.check_step(input, weights, bias, old_h, old_cell)
+    return reference_lltm(input, weights, bias, old_h, old_cell)
+
+
+def _checked_reference_sequence(input, weights, bias, state, lengths, batch_first):
+    """The reference sequence with the operator's argument checks (the reference checks only types)."""
+    op = "lltm_sequence"
+    h0, c0 = (None, None) if state is None else state
+    checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
+    time, _, _ = checks.check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
+    checks.check_lengths_values(op, lengths, time)
+    return reference_lltm_sequence(input, weights, bias, state, lengths=lengths, batch_first=batch_first)
+
+
 def lltm(input, weights, bias, old_h, old_cell):
     """One LLTM step: returns (new_h, new_cell), each (batch, state_size).
 
@@ -200,7 +216,7 @@ def lltm(input, weights, bias, old_h, old_cell):
     """
     checks.check_tensors("lltm", input=input, weights=weights, bias=bias, old_h=old_h, old_cell=old_cell)
     if _forward is None:
-        return _reference(reference_lltm, input.device.type, input, weights, bias, old_h, old_cell)
+        return _reference(_checked_reference_lltm, input.device.type, input, weights, bias, old_h, old_cell)
     new_h, new_cell, _ = _forward(input, weights, bias, old_h, old_cell)
     return new_h, new_cell
 
@@ -216,9 +232,15 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     """
     checks.check_sequence_types("lltm_sequence", input, weights, bias, state, lengths)
     if _sequence_forward is None:
-        return _reference(reference_lltm_sequence, input.device.type, input, weights, bias, state, lengths=lengths,
-                          batch_first=batch_first)
+        return _reference(_checked_reference_sequence, input.device.type, input, weights, bias, state, lengths,
+                          batch_first)
     if batch_first:
+        # The op's messages name input's dimensions in its own layout, (time, batch, input_features):
+        # where it would blame them, the caller's layout names them here (a cost only there).
+        if input.dim() != 3 or weights.dim() != 2 or input.shape[2] == 0 or (
+                input.shape[2] != weights.shape[1] - weights.shape[0] // 3):
+            h0, c0 = (None, None) if state is None else state
+            checks.check_sequence("lltm_sequence", input, weights, bias, h0, c0, lengths, batch_first=True)
         input = input.transpose(0, 1)
     if state is None:
         state = (None, None)  # the op's zeros: no tensors to allocate and fill

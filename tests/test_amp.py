@@ -11,7 +11,6 @@ from helpers import rel_err, requires_cuda
 from torch import nn
 
 import lltm_jit
-from lltm_jit import ops
 
 # (device, autocast dtype): CPU autocast runs bf16; CUDA runs both, fp16 with a GradScaler.
 AMP_CASES = [
@@ -71,15 +70,6 @@ def train_step(model, optimizer, scaler, run):
     scaler.update()
     optimizer.zero_grad()
     return outputs, grads
-
-
-@pytest.fixture(params=["extension", "reference"])
-def backend(request, monkeypatch):
-    """The compiled operators, or the pure-PyTorch fallback (a build that failed, LLTM_JIT_FALLBACK=1)."""
-    if request.param == "reference":
-        monkeypatch.setattr(ops, "_forward", None)
-        monkeypatch.setattr(ops, "_sequence_forward", None)
-    return request.param
 
 
 @pytest.mark.parametrize("device, dtype", AMP_CASES)

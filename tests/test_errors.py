@@ -48,7 +48,8 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_bad_input_names_the_argument(case):
+def test_bad_input_names_the_argument(case, backend):
+    """The operator's checks, and the same from the fallback to the reference."""
     args, message = CASES[case]
     with pytest.raises(RuntimeError, match=message):
         lltm(*args)
@@ -164,6 +165,16 @@ def _entry_points():
         "lltm_sequence input width": ("lltm_sequence", "shape", lambda: lltm_sequence(narrow, w, b),
                                       r"lltm_sequence: input must have shape \(time, batch, input_features\) = "
                                       r"\(3, 4, 6\) to match weights \(15, 11\), got \(3, 4, 5\)"),
+        # With batch_first, in the caller's layout (the op checks the transposed input).
+        "lltm_sequence batch_first input width": ("lltm_sequence", "shape",
+                                                  lambda: lltm_sequence(narrow.transpose(0, 1), w, b, batch_first=True),
+                                                  r"lltm_sequence: input must have shape \(batch, time, "
+                                                  r"input_features\) = \(4, 3, 6\) to match weights \(15, 11\), "
+                                                  r"got \(4, 3, 5\)"),
+        "lltm_sequence batch_first input rank": ("lltm_sequence", "shape",
+                                                 lambda: lltm_sequence(x, w, b, batch_first=True),
+                                                 r"lltm_sequence: input must have 3 dimensions \(batch, time, "
+                                                 r"input_features\), got 2 with shape \(4, 6\)"),
         "lltm_sequence state of three": ("lltm_sequence", "option", lambda: lltm_sequence(seq, w, b, (h, c, c)),
                                          r"lltm_sequence: state must be a tuple \(h0, c0\), got a tuple of 3"),
         "reference_lltm input list": ("reference_lltm", "type", lambda: reference_lltm(big, w, b, h, c),

@@ -1,8 +1,10 @@
 """lltm_jit.LLTMSequence in nn.LSTM's manner: layers, directions, dropout between layers,
 batch_first, unbatched and packed input, and the state layout (layers * directions, batch, state)."""
 
+import fractions
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -312,9 +314,11 @@ def test_dropout_between_layers_in_training_only():
 def test_dropout_arguments_as_nn_lstm():
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         lltm_jit.LLTMSequence(3, 5, dropout=0.2)
-    for bad in (-0.1, 1.5, True, "0.5"):
+    for bad in (-0.1, 1.5, True, "0.5", 0.5j):
         with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\]"):
             lltm_jit.LLTMSequence(3, 5, 2, dropout=bad)
+    for number in (np.float32(0.25), np.int64(0), fractions.Fraction(1, 4)):  # a real number, as nn.LSTM takes
+        assert lltm_jit.LLTMSequence(3, 5, 2, dropout=number).dropout == nn.LSTM(3, 5, 2, dropout=number).dropout
     with pytest.raises(ValueError, match="num_layers must be positive, got 0"):
         lltm_jit.LLTMSequence(3, 5, 0)
 
@@ -447,6 +451,35 @@ def test_bias_false_as_in_lstm(device):
     assert torch.equal(module(x)[0], with_bias(x)[0])
     cell = lltm_jit.LLTM(3, 5, bias=False)
     cell.load_state_dict(lltm_jit.LLTMSequence(3, 5, bias=False).state_dict())
+
+
+@pytest.mark.parametrize("module_type", [lltm_jit.LLTM, lltm_jit.LLTMSequence])
+def test_bias_false_after_meta_device_initialisation(module_type):
+    """Built on the meta device, then given memory (to_empty, here NaN-filled as memory may be) and
+    loaded, or loaded with assign=True: a module without bias computes as the one it was loaded
+    from, as nn.LSTM does (neither route initialises or loads anything but parameters)."""
+    source = module_type(3, 5, bias=False, dtype=torch.float64)
+    x = torch.randn(2, 3, dtype=torch.float64) if module_type is lltm_jit.LLTM else torch.randn(TIME, 2, 3,
+                                                                                                dtype=torch.float64)
+    poisoned = module_type(3, 5, bias=False, dtype=torch.float64, device="meta")
+    poisoned._apply(lambda t: torch.full_like(t, float("nan"), device="cpu"))  # to_empty, with NaN for memory
+    poisoned.load_state_dict(source.state_dict())
+    assigned = module_type(3, 5, bias=False, dtype=torch.float64, device="meta")
+    assigned.load_state_dict(source.state_dict(), assign=True)
+    for module in (poisoned, assigned):
+        assert torch.equal(module(x)[0], source(x)[0])
+
+
+def test_packed_sequences_of_the_wrong_rank():
+    """nn.utils.rnn packs sequences of any rank: 1-D sequences (a module of one input feature) are
+    refused with the shape they need."""
+    module = lltm_jit.LLTMSequence(1, 5, dtype=torch.float64)
+    packed = torch.nn.utils.rnn.pack_sequence([torch.randn(3, dtype=torch.float64), torch.randn(2, dtype=torch.float64)])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "LLTMSequence(1, 5): a PackedSequence's data must have shape (sum of the lengths, input_features), "
+            "packed from sequences (length, input_features) each, got (5,)")):
+        module(packed)
+    assert module(torch.nn.utils.rnn.pack_sequence([torch.randn(3, 1, dtype=torch.float64)]))[0].data.shape == (3, 5)
 
 
 def test_packed_input_carries_its_own_lengths():

@@ -936,7 +936,8 @@ def call_op(case_args):
 
 
 @pytest.mark.parametrize("case", [*SHAPE_CASES, *LENGTHS_CASES])
-def test_bad_input_names_the_argument(case):
+def test_bad_input_names_the_argument(case, backend):
+    """The operators' checks, and the same from the fallback to the reference."""
     case_args, message = {**SHAPE_CASES, **LENGTHS_CASES}[case]
     with pytest.raises(RuntimeError, match=message):
         call_op(case_args)
