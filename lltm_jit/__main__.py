@@ -2,7 +2,6 @@
 
 import argparse
 import shlex
-import shutil
 import sys
 import time
 
@@ -25,7 +24,7 @@ def _info(args) -> int:
     print(f"lltm_jit      {sys.modules['lltm_jit'].__version__}")
     print(f"python        {sys.version.split()[0]} ({sys.implementation.cache_tag})")
     print(f"torch         {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
-    print(f"C++ compiler  {shutil.which(env.cxx()) or 'not found'}")
+    print(f"C++ compiler  {shlex.join(env.cxx_command() or []) or 'not found'}")
     print(f"ninja         {env.ninja_path() or 'not found'}")
     print(f"CUDA toolkit  {home or 'not found'}")
     print(f"sources       {spec.src}")

@@ -175,8 +175,9 @@ def test_arch_list_parsing(monkeypatch):
     monkeypatch.setattr(torch.version, "cuda", "13.0")
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
     assert jit.cuda_archs() == ("9.0",)
-    monkeypatch.setenv("LLTM_JIT_CUDA", "0")
-    assert jit.cuda_archs() == ()
+    for off in ("0", "false", "Off", "no"):
+        monkeypatch.setenv("LLTM_JIT_CUDA", off)
+        assert jit.cuda_archs() == (), off
 
 
 def test_a_relative_cache_dir_is_resolved_once(tmp_path, monkeypatch):
@@ -287,6 +288,131 @@ def test_a_failure_excerpt_is_ninjas_failed_row_and_the_compilers_errors():
     failed, excerpt = jit.describe_failure(output, spec)
     assert failed == str(cu)
     assert excerpt.splitlines()[0] == f"FAILED: [code=1] obj/{cu.name}.o"
+
+
+def test_a_failure_of_ninja_itself_keeps_its_row():
+    spec = jit.BuildSpec("lltm_jit", (), jit.source_dir())
+    failed, excerpt = jit.describe_failure("ninja: fatal: loading 'build.ninja': a reason\n", spec)
+    assert (failed, excerpt) == ("the extension", "ninja: fatal: loading 'build.ninja': a reason")
+
+
+@pytest.mark.parametrize("value", ["abc", "nan", "-1"])
+def test_a_bad_keep_days_is_an_error_naming_it(value, monkeypatch):
+    monkeypatch.setenv("LLTM_JIT_KEEP_DAYS", value)
+    with pytest.raises(jit.BuildError, match=f"LLTM_JIT_KEEP_DAYS must be a number of days, 0 or more, got '{value}'"):
+        jit.cache.keep_days()
+
+
+def test_the_key_leaves_out_editors_files(tmp_path):
+    """An editor's lock beside a file with unsaved changes (a dangling link, `.#name`) and its
+    hidden copies are not sources."""
+    shutil.copytree(REPO / "src", tmp_path / "src")
+    spec = jit.BuildSpec("lltm_jit", (), tmp_path / "src")
+    files, key = spec.files(), spec.key()
+    (tmp_path / "src" / ".#ops.cpp").symlink_to("user@host.1234:1700000000")
+    (tmp_path / "src" / ".ops.cpp.swp.h").write_text("not a source")
+    assert spec.files() == files and spec.key() == key
+
+
+# ---------------------------------------------------------------------------------------------
+# In process: builds of a tree of one small file (a second or two each)
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """The spec of a tree of one small file that uses c10 (its headers and its library), and a
+    cache of its own, in folders whose names have spaces."""
+    src = tmp_path / "tiny src"
+    src.mkdir()
+    (src / "tiny.cpp").write_text('#include <c10/util/Exception.h>\n'
+                                  'int lltm_tiny(int n) { TORCH_CHECK(n > 0, "n"); return n; }\n')
+    monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(tmp_path / "a cache"))
+    return jit.BuildSpec("lltm_jit_tiny", (), src)
+
+
+def test_a_new_workspace_is_private_under_umask_002(tiny):
+    """Debian's umask for users with a group of their own: the folders the build makes are not
+    group-writable, so the cache trusts them (it refused the workspace it had just made)."""
+    old = os.umask(0o002)
+    try:
+        build = jit.load(tiny)
+    finally:
+        os.umask(old)
+    assert build.built_now
+    cache = jit.Cache.default()
+    for path in [cache.root, *cache.root.glob("workspaces/*/"), build.library.parent, build.library]:
+        assert jit.cache.untrusted(path) is None, path
+
+
+def test_torch_in_a_folder_with_spaces(tiny, tmp_path, monkeypatch):
+    """torch in a virtual environment under "My Project/": its include and library folders reach
+    the compiler and the linker quoted."""
+    torch_dir = tmp_path / "my torch $HOME"
+    torch_dir.mkdir()
+    include, lib = jit.env.torch_paths()
+    (torch_dir / "include").symlink_to(include)
+    (torch_dir / "lib").symlink_to(lib)
+    monkeypatch.setattr(jit.env, "torch_paths", lambda: (torch_dir / "include", torch_dir / "lib"))
+    assert jit.load(tiny).built_now
+
+
+def test_a_compiler_command_with_options(tiny, monkeypatch):
+    """CXX may carry a wrapper or options, as in torch (`ccache g++`)."""
+    monkeypatch.setenv("CXX", "env LLTM_JIT_TEST=1 c++ -fdiagnostics-color=never")
+    assert jit.load(tiny).built_now
+
+
+@pytest.mark.parametrize("kind", ["undefined", "twice"])
+def test_a_link_error_names_the_symbol_and_publishes_nothing(tiny, kind):
+    """A symbol no file defines fails the link (a published build would fail to load at every
+    import), and the excerpt has the linker's rows, which name the symbol."""
+    if kind == "undefined":
+        (tiny.src / "tiny.cpp").write_text("int lltm_nowhere();\nint lltm_tiny() { return lltm_nowhere(); }\n")
+        said = "undefined reference to `lltm_nowhere()'"
+    else:  # defined in a header that two files include
+        (tiny.src / "twice.h").write_text("int lltm_twice() { return 2; }\n")
+        for name in ("tiny.cpp", "other.cpp"):
+            (tiny.src / name).write_text('#include "twice.h"\n')
+        said = "multiple definition of `lltm_twice()'"
+    with pytest.raises(jit.BuildError) as raised:
+        jit.load(tiny)
+    message = str(raised.value)
+    assert message.startswith("lltm_jit: building the link failed:\nFAILED: lib/") and said in message, message
+    assert jit.Cache.default().builds() == []
+
+
+def test_a_bad_max_jobs_is_an_error_naming_it(tiny, monkeypatch):
+    monkeypatch.setenv("MAX_JOBS", "abc")
+    with pytest.raises(jit.BuildError, match="MAX_JOBS must be a positive number of compiles to run at once, got 'abc'"):
+        jit.load(tiny)
+
+
+def test_a_full_disk_while_publishing_is_the_caches_error(tiny, monkeypatch):
+    """A CacheError (which the fallback covers) that names the cache, and no staging folder left."""
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(args[1]))
+
+    monkeypatch.setattr(jit.core.shutil, "copyfile", full)
+    with pytest.raises(jit.CacheError, match="cannot use the cache directory .*No space left on device"):
+        jit.load(tiny)
+    assert jit.Cache.default().leftovers() == []
+
+
+def test_a_build_removed_before_it_loads_is_looked_for_again(tiny, monkeypatch):
+    """Another process's clean-up (LLTM_JIT_KEEP_DAYS=0) may remove a build between its lookup
+    and the shared hold that marks it in use: the load looks again, and builds it again."""
+    first = jit.load(tiny)
+    real, calls = jit.core.hold_shared, []
+
+    def removed_first(path):
+        if not calls:
+            shutil.rmtree(jit.Cache.default().entry(first.key))
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(jit.core, "hold_shared", removed_first)
+    again = jit.load(tiny)
+    assert len(calls) == 2 and again.built_now and again.library.exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import env
-from .errors import CacheError, status
+from .errors import BuildError, CacheError, status
 
 
 class Busy(Exception):
@@ -39,8 +40,17 @@ KEEP_DAYS = 14.0
 
 
 def keep_days() -> float:
-    """How long a published build stays after its last use: $LLTM_JIT_KEEP_DAYS, else KEEP_DAYS."""
-    return float(os.environ.get("LLTM_JIT_KEEP_DAYS") or KEEP_DAYS)
+    """How long a published build stays after its last use: $LLTM_JIT_KEEP_DAYS, else KEEP_DAYS;
+    BuildError for a value that is not a number of days (a NaN or a negative one would remove
+    every build)."""
+    given = os.environ.get("LLTM_JIT_KEEP_DAYS", "").strip()
+    try:
+        days = float(given) if given else KEEP_DAYS
+    except ValueError:
+        days = math.nan
+    if not 0 <= days <= math.inf:
+        raise BuildError(f"lltm_jit: LLTM_JIT_KEEP_DAYS must be a number of days, 0 or more, got {given!r}")
+    return days
 
 
 def sha256(path: Path) -> str:

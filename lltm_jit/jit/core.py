@@ -10,6 +10,7 @@ is in it.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 import torch
 
 from . import env
-from .cache import Cache, Damaged, hold_shared, make_private, sha256
+from .cache import Cache, Damaged, hold_shared, keep_days, make_private, sha256
 from .errors import BuildError, CacheError, status
 from .spec import BuildSpec
 from .workspace import BuildFailed, Workspace
@@ -44,34 +45,55 @@ def load(spec: BuildSpec) -> Build:
     key = spec.key()
     cache = Cache.default()
     cache.check_root()
+    keep_days()  # a bad LLTM_JIT_KEEP_DAYS stops the import now, not after a build
     cache.sweep()
+    # Another process's clean-up may remove the build between finding it and holding it (it
+    # removes only builds that no process holds): then the build is looked for again.
+    for _ in range(3):
+        library, built_now = _find_or_build(spec, cache, key)
+        try:
+            held = hold_shared(library)  # first: no clean-up removes it while it loads
+        except FileNotFoundError:
+            continue
+        try:
+            torch.ops.load_library(str(library))
+        except OSError as error:
+            os.close(held)
+            if not library.exists():
+                continue
+            # Built elsewhere, say, for a newer libstdc++: not loadable here.
+            raise BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
+                             "remove it with `python -m lltm_jit clean`") from None
+        _held.append(held)
+        cache.touch(key)
+        return Build(key, spec.namespace, spec.cuda_archs, library, built_now)
+    raise BuildError(f"lltm_jit: the build {cache.entry(key)} was removed by another process each time before it "
+                     "could be loaded (LLTM_JIT_KEEP_DAYS=0 in another process removes every build it does not hold)")
+
+
+def _find_or_build(spec: BuildSpec, cache: Cache, key: str) -> tuple[Path, bool]:
+    """`key`'s library, verified, and whether this call built it: looked for, then under `key`'s
+    lock looked for again and built only if still missing."""
     try:
         library = cache.library(key)
     except Damaged:
         library = None
-    built_now = False
-    if library is None:
-        with cache.locked(key):
-            try:
-                library = cache.library(key)
-            except Damaged as damage:
-                warnings.warn(f"lltm_jit: the cached build {cache.entry(key)} is damaged ({damage}); rebuilding",
-                              RuntimeWarning, stacklevel=3)
-                cache.discard(key)
-            if library is None:
-                try:
-                    library, built_now = _build(spec, cache, key), True
-                except BuildError:
-                    cache.remove_lock(key)  # nothing of the key is left to guard
-                    raise
-    try:
-        _held.append(hold_shared(library))  # first: no clean-up removes it while it loads
-        torch.ops.load_library(str(library))
-    except OSError as error:  # built elsewhere, say, for a newer libstdc++: not loadable here
-        raise BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
-                         "remove it with `python -m lltm_jit clean`") from None
-    cache.touch(key)
-    return Build(key, spec.namespace, spec.cuda_archs, library, built_now)
+    if library is not None:
+        return library, False
+    with cache.locked(key):
+        try:
+            library = cache.library(key)
+        except Damaged as damage:
+            warnings.warn(f"lltm_jit: the cached build {cache.entry(key)} is damaged ({damage}); rebuilding",
+                          RuntimeWarning, stacklevel=4)
+            cache.discard(key)
+        if library is not None:
+            return library, False
+        try:
+            return _build(spec, cache, key), True
+        except BuildError:
+            cache.remove_lock(key)  # nothing of the key is left to guard
+            raise
 
 
 def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
@@ -87,14 +109,15 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
     with workspace.locked():
         try:
             result = workspace.build()
+            library = staging / result.library.name
+            with cache.writing():  # a full disk is the cache's error, which the fallback covers
+                shutil.copyfile(result.library, library)
+                make_private(library)
         except BaseException as error:
             shutil.rmtree(staging, ignore_errors=True)
             if isinstance(error, BuildFailed):
                 raise _failure(spec, cache, key, str(error)) from None
             raise
-        library = staging / result.library.name
-        shutil.copyfile(result.library, library)
-    make_private(library)
     seconds = time.perf_counter() - start
     manifest = {
         "key": key,
@@ -114,7 +137,7 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
     }
     if spec.key() != key:  # src/ was edited while it compiled: the binary matches neither key
         warnings.warn("lltm_jit: the sources changed during the build; it is loaded but not cached",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=5)
         loose = cache.keep_loose(library, key)
         shutil.rmtree(staging, ignore_errors=True)
         return loose
@@ -128,8 +151,11 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
 # ---------------------------------------------------------------------------------------------
 # Failure reports
 
-_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:|undefined reference|\(\d+\): error")
+# A compiler's or nvcc's error, or the linker's first row about one (its "in function" row).
+_ERROR_ROW = re.compile(r"(^|[\s:])(fatal )?error( [A-Z]?\d+)?:|undefined reference|multiple definition|"
+                        r"\(\d+\): error|(^|/)ld(\.\w+)?: ")
 _NINJA_ROW = re.compile(r"\[\d+/\d+\] |ninja: |FAILED: ")
+_NINJA_PROGRESS = re.compile(r"\[\d+/\d+\] |ninja: (build stopped|Entering directory)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -138,21 +164,21 @@ def describe_failure(log: str, spec: BuildSpec, lines: int = 8) -> tuple[str, st
     rows) from a build's output."""
     rows = log.splitlines()
     failed = next((i for i, row in enumerate(rows) if row.startswith("FAILED: ")), None)
-    if failed is None:  # no compiler failed: ninja itself
-        head, output = [], [row for row in rows if row.strip() and not _NINJA_ROW.match(row)]
+    if failed is None:  # no compiler failed: ninja itself (its "ninja: fatal: ..." rows)
+        head, output = [], [row for row in rows if row.strip() and not _NINJA_PROGRESS.match(row)]
     else:  # ninja prints FAILED: <outputs>, the command, then the compiler's output
         end = next((i for i in range(failed + 2, len(rows)) if _NINJA_ROW.match(rows[i])), len(rows))
         head, output = [rows[failed]], rows[failed + 2 : end]
     first = next((i for i, row in enumerate(output) if _ERROR_ROW.search(row)), None)
     excerpt = "\n".join(head + (output[first : first + lines] if first is not None else output[-lines:]))
+    if head and "lib/" in head[0]:  # the library: its linker's rows name objects, not a failed source
+        return "the link", excerpt
     # The source named on the first error row; else the one whose object ninja reports as FAILED
     # (the workspace names the objects obj/<source>.o).
     for row in ([output[first]] if first is not None else []) + head:
         for source in spec.sources():
             if re.search(rf"(^|[\s/]){re.escape(source.name)}\b", row):
                 return str(source), excerpt
-    if head and "lib/" in head[0]:
-        return "the link", excerpt
     return "the extension", excerpt
 
 

@@ -8,6 +8,7 @@ import ctypes
 import functools
 import os
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent  # lltm_jit/
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_off(name: str) -> bool:
+    """A switch set to off (unset is neither on nor off)."""
+    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
 
 
 def source_dir() -> Path:
@@ -104,7 +110,7 @@ def cuda_archs() -> tuple[str, ...]:
     architectures of the machine's GPUs as NVML lists them (all of them: NVML does not apply
     CUDA_VISIBLE_DEVICES): exact machine code for them, no PTX to JIT at start.
     """
-    if torch.version.cuda is None or os.environ.get("LLTM_JIT_CUDA", "").strip() == "0":
+    if torch.version.cuda is None or env_off("LLTM_JIT_CUDA"):
         return ()
     if os.environ.get("TORCH_CUDA_ARCH_LIST", "").strip():
         return parse_arch_list(os.environ["TORCH_CUDA_ARCH_LIST"])
@@ -155,6 +161,14 @@ def cxx() -> str:
     return os.environ.get("CXX", "c++")
 
 
+def cxx_command() -> list[str] | None:
+    """cxx() as the words of a command, its program found on PATH (CXX may carry a wrapper or
+    options, as ``ccache g++``); None where it is not found."""
+    words = shlex.split(cxx())
+    program = shutil.which(words[0]) if words else None
+    return None if program is None else [program, *words[1:]]
+
+
 def ninja_path() -> str | None:
     """The ninja to run: the one on PATH, else the `ninja` wheel's, whose binary sits in the
     environment's bin/, which is not on PATH when a virtual environment's python is run without
@@ -169,15 +183,16 @@ def ninja_path() -> str | None:
 
 
 def check_tools(archs: tuple[str, ...]) -> dict[str, str]:
-    """The tools a build for `archs` needs: {"cxx", "ninja", "cuda_home" (CUDA builds)}, each a
-    path; BuildError naming the first one that cannot be found."""
+    """The tools a build for `archs` needs: {"cxx" (a command line), "ninja", "cuda_home" (CUDA
+    builds)}, each a path; BuildError naming the first one that cannot be found."""
     if archs and torch.version.cuda is None:
         raise BuildError(
             f"lltm_jit: cannot build the CUDA kernels (sm {', '.join(archs)}): this torch "
             f"({torch.__version__}) is built without CUDA. Install a CUDA build of torch, or build "
             "the CPU kernels only (`python -m lltm_jit build --cpu-only`)."
         )
-    tools = {"cxx": shutil.which(cxx()), "ninja": ninja_path()}
+    command = cxx_command()
+    tools = {"cxx": shlex.join(command) if command else None, "ninja": ninja_path()}
     if tools["cxx"] is None:
         raise BuildError(
             f"lltm_jit: cannot build: the C++ compiler {cxx()!r} was not found on PATH. "
@@ -197,6 +212,16 @@ def check_tools(archs: tuple[str, ...]) -> dict[str, str]:
             )
         tools["cuda_home"] = str(home)
     return tools
+
+
+def max_jobs() -> str:
+    """How many compiles run at once: $MAX_JOBS (torch's variable), else this process's CPUs."""
+    given = os.environ.get("MAX_JOBS", "").strip()
+    if not given:
+        return str(len(os.sched_getaffinity(0)))
+    if not given.isdigit() or int(given) < 1:
+        raise BuildError(f"lltm_jit: MAX_JOBS must be a positive number of compiles to run at once, got {given!r}")
+    return given
 
 
 def torch_paths() -> tuple[Path, Path]:

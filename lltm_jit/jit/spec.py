@@ -35,8 +35,10 @@ CXX_FILE_FLAGS = {"ops.cpp": ("-O1",)}
 # export pieces of libstdc++ (its static libstdc++_nonshared.a), and with them first on the link
 # line (and --as-needed, Ubuntu's default) the library binds its std:: references to those copies
 # and records no libstdc++.so.6 at all. A std::ostringstream then mixes two copies' locale facet
-# ids and crashes formatting a number (TORCH_CHECK(c, "got ", n)).
-LD_FLAGS = ("-fopenmp", "-l:libstdc++.so.6")
+# ids and crashes formatting a number (TORCH_CHECK(c, "got ", n)). --no-undefined: a symbol that
+# no source or library defines fails the link, which names it, rather than the load of a
+# published build (the library needs nothing from Python: C++ programs link it too).
+LD_FLAGS = ("-fopenmp", "-l:libstdc++.so.6", "-Wl,--no-undefined")
 # The defines are torch's own for CUDA extensions: c10's half types, not CUDA's operators on them.
 NVCC_FLAGS = ("-O3", "--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
               "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "-Xcompiler", "-fPIC")
@@ -72,8 +74,10 @@ class BuildSpec:
                    env.source_dir() if src is None else Path(src))
 
     def files(self) -> list[Path]:
-        """Every source and header in `src`, which the key covers."""
-        return sorted(p for p in self.src.iterdir() if p.suffix in SOURCE_SUFFIXES + HEADER_SUFFIXES)
+        """Every source and header in `src`, which the key covers: regular files, not hidden ones
+        (an editor's lock, `.#ops.cpp`, is a dangling link; its backup, a hidden copy)."""
+        return sorted(p for p in self.src.iterdir()
+                      if p.suffix in SOURCE_SUFFIXES + HEADER_SUFFIXES and not p.name.startswith(".") and p.is_file())
 
     def sources(self) -> list[Path]:
         """The files to compile: the C++ ones, and for a CUDA build the CUDA ones."""

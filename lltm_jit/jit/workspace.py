@@ -95,6 +95,12 @@ def _quote(path) -> str:
     return re.sub(r"([$ :])", r"$\1", str(path))
 
 
+def _command(args) -> str:
+    """Arguments as a variable of build.ninja that a command line takes: quoted for the shell
+    that runs it (torch's own folders may have spaces), $ escaped for ninja."""
+    return shlex.join(str(a) for a in args).replace("$", "$$")
+
+
 class Workspace:
     def __init__(self, cache: Cache, spec: BuildSpec, tools: dict[str, str]):
         self.cache, self.spec, self.tools = cache, spec, tools
@@ -109,7 +115,7 @@ class Workspace:
         return {
             **self.spec.environment(),
             "cxx_path": self.tools["cxx"],
-            "cxx_version": _version([self.tools["cxx"], "--version"]),
+            "cxx_version": _version([*shlex.split(self.tools["cxx"]), "--version"]),
             "nvcc_version": _version([f"{cuda}/bin/nvcc", "--version"]) if cuda else None,
             "torch_include": str(self.include),
         }
@@ -125,8 +131,9 @@ class Workspace:
         """Bring the workspace's library for `self.spec` up to date; the caller holds the lock.
         BuildFailed with ninja's output if a compile or the link fails."""
         with self.cache.writing():
-            for folder in ("src", "gen", "obj", "lib"):
-                (self.root / folder).mkdir(parents=True, exist_ok=True, mode=0o755)
+            # One at a time: mkdir's parents get the umask's mode (group-writable under 002), not 0o755.
+            for folder in (self.root, *(self.root / name for name in ("src", "gen", "obj", "lib"))):
+                folder.mkdir(exist_ok=True, mode=0o755)
             if reason := untrusted(self.root):
                 raise CacheError(f"lltm_jit: refusing the workspace {self.root}: {reason}. Remove it "
                                  "(`python -m lltm_jit clean`) to rebuild it.")
@@ -182,19 +189,19 @@ class Workspace:
 
     def _ninja_file(self, edges: list[tuple[str, Path]], library: Path) -> str:
         spec, include = self.spec, self.include
-        includes = [f"-isystem {include}", f"-isystem {include / 'torch' / 'csrc' / 'api' / 'include'}"]
+        includes = ["-isystem", include, "-isystem", include / "torch" / "csrc" / "api" / "include"]
         # -rpath: a C++ program that links the library (docs/deployment.md) finds torch's libraries
         # and CUDA's runtime from it, with no LD_LIBRARY_PATH; Python has them loaded already.
         libs = [f"-L{self.lib}", f"-Wl,-rpath,{self.lib}", "-lc10", "-ltorch_cpu", "-ltorch"]
         cuda = self.tools.get("cuda_home")
         if cuda:
-            includes.append(f"-isystem {cuda}/include")
+            includes += ["-isystem", f"{cuda}/include"]
             libs += ["-lc10_cuda", "-ltorch_cuda", f"-L{cuda}/lib64", f"-Wl,-rpath,{cuda}/lib64", "-lcudart"]
         rows = [
             "ninja_required_version = 1.3",
-            f"cxx = {shlex.quote(self.tools['cxx'])}",
-            f"cxx_flags = {shlex.join(spec.cxx_flags())} {' '.join(includes)}",
-            f"ld_flags = -shared {shlex.join(LD_FLAGS)} {' '.join(libs)}",
+            f"cxx = {_command(shlex.split(self.tools['cxx']))}",
+            f"cxx_flags = {_command([*spec.cxx_flags(), *includes])}",
+            f"ld_flags = {_command(['-shared', *LD_FLAGS, *libs])}",
             "",
             # -MT names the object, not the .tmp it is written to, in the dependency file.
             "rule cxx",
@@ -209,8 +216,8 @@ class Workspace:
             "",
         ]
         if cuda:
-            rows[3:3] = [f"nvcc = {shlex.quote(cuda + '/bin/nvcc')}",
-                         f"nvcc_flags = {shlex.join(spec.nvcc_flags())} {' '.join(includes)}"]
+            rows[3:3] = [f"nvcc = {_command([cuda + '/bin/nvcc'])}",
+                         f"nvcc_flags = {_command([*spec.nvcc_flags(), *includes])}"]
             rows += [
                 "rule nvcc",
                 "  command = $nvcc -MMD -MT $out -MF $out.d $nvcc_flags -c $in -o $out.tmp && mv -f $out.tmp $out",
@@ -223,7 +230,7 @@ class Workspace:
             rule = "nvcc" if source.suffix == ".cu" else "cxx"
             rows.append(f"build {_quote(out)}: {rule} {_quote(source)}")
             if rule == "cxx" and source.name in CXX_FILE_FLAGS:
-                rows.append(f"  cxx_flags = $cxx_flags {shlex.join(CXX_FILE_FLAGS[source.name])}")
+                rows.append(f"  cxx_flags = $cxx_flags {_command(CXX_FILE_FLAGS[source.name])}")
         objects = " ".join(_quote(out) for out, _ in edges)
         rows += ["", f"build {_quote(library.relative_to(self.root))}: link {objects}",
                  f"default {_quote(library.relative_to(self.root))}", ""]
@@ -233,7 +240,7 @@ class Workspace:
         """Run ninja under the guard (ninja_guard.py); BuildFailed with its output on failure."""
         log = self.root / "build.log"
         log.unlink(missing_ok=True)
-        jobs = os.environ.get("MAX_JOBS") or str(len(os.sched_getaffinity(0)))
+        jobs = env.max_jobs()
         command = [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), str(self.root), self.tools["ninja"],
                    "-j", jobs]
         verbose = env.env_flag("LLTM_JIT_VERBOSE")
