@@ -191,19 +191,25 @@ def _reference(fn, device_type, *args, **kwargs):
         return fn(*(cast(a) for a in args), **kwargs)
 
 
+# The fallback checks what the operators check, in eager mode: dynamo cannot trace the checks'
+# messages, and export cannot look at the lengths' values.
+
+
 def _checked_reference_lltm(input, weights, bias, old_h, old_cell):
     """The reference step with the operator's argument checks (the reference checks only types)."""
-    checks.check_step(input, weights, bias, old_h, old_cell)
+    if not torch.compiler.is_compiling():
+        checks.check_step(input, weights, bias, old_h, old_cell)
     return reference_lltm(input, weights, bias, old_h, old_cell)
 
 
 def _checked_reference_sequence(input, weights, bias, state, lengths, batch_first):
     """The reference sequence with the operator's argument checks (the reference checks only types)."""
-    op = "lltm_sequence"
-    h0, c0 = (None, None) if state is None else state
-    checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
-    time, _, _ = checks.check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
-    checks.check_lengths_values(op, lengths, time)
+    if not torch.compiler.is_compiling():
+        op = "lltm_sequence"
+        h0, c0 = (None, None) if state is None else state
+        checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
+        time, _, _ = checks.check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
+        checks.check_lengths_values(op, lengths, time)
     return reference_lltm_sequence(input, weights, bias, state, lengths=lengths, batch_first=batch_first)
 
 

@@ -6,6 +6,7 @@ The loader's logic does not depend on the backend, so these builds are CPU-only
 The subprocess tests are marked slow: each imports torch, and most compile.
 """
 
+import errno
 import os
 import re
 import shutil
@@ -356,10 +357,19 @@ def test_torch_in_a_folder_with_spaces(tiny, tmp_path, monkeypatch):
     assert jit.load(tiny).built_now
 
 
-def test_a_compiler_command_with_options(tiny, monkeypatch):
-    """CXX may carry a wrapper or options, as in torch (`ccache g++`)."""
+def test_a_compiler_command_with_options(tiny, tmp_path, monkeypatch):
+    """CXX may carry a wrapper or options, as in torch (`ccache g++`), or be a path with spaces;
+    one the shell could not split is an error naming it."""
     monkeypatch.setenv("CXX", "env LLTM_JIT_TEST=1 c++ -fdiagnostics-color=never")
     assert jit.load(tiny).built_now
+    (tmp_path / "my tools").mkdir()
+    (tmp_path / "my tools" / "c++").symlink_to(shutil.which("c++"))
+    monkeypatch.setenv("CXX", str(tmp_path / "my tools" / "c++"))
+    (tiny.src / "tiny.cpp").write_text((tiny.src / "tiny.cpp").read_text() + "// a new key\n")
+    assert jit.load(tiny).built_now
+    monkeypatch.setenv("CXX", 'c++ "-O2')
+    with pytest.raises(jit.BuildError, match="CXX='c\\+\\+ \"-O2' is not a command line"):
+        jit.load(jit.BuildSpec(tiny.namespace + "_other", (), tiny.src))
 
 
 @pytest.mark.parametrize("kind", ["undefined", "twice"])
@@ -388,14 +398,27 @@ def test_a_bad_max_jobs_is_an_error_naming_it(tiny, monkeypatch):
 
 
 def test_a_full_disk_while_publishing_is_the_caches_error(tiny, monkeypatch):
-    """A CacheError (which the fallback covers) that names the cache, and no staging folder left."""
-    def full(*args, **kwargs):
-        raise OSError(28, "No space left on device", str(args[1]))
+    """A CacheError (which the fallback covers) that names the cache and the file it was writing,
+    and no staging folder left."""
+    def full(source, target):  # as shutil.copyfile fails: the source first, the target second
+        raise OSError(28, "No space left on device", str(source), None, str(target))
 
     monkeypatch.setattr(jit.core.shutil, "copyfile", full)
-    with pytest.raises(jit.CacheError, match="cannot use the cache directory .*No space left on device"):
+    with pytest.raises(jit.CacheError, match=r"cannot use the cache directory .*: No space left on device "
+                                             r"\(.*\.tmp-\d+/lltm_jit_lltm_jit_tiny\.so\)"):
         jit.load(tiny)
     assert jit.Cache.default().leftovers() == []
+
+
+def test_a_library_that_cannot_be_held_is_a_build_error(tiny, monkeypatch):
+    """The shared hold's lock refused (NFS without its lock service): the BuildError that the
+    fallback covers."""
+    def refused(path):
+        raise OSError(errno.ENOLCK, "No locks available", str(path))
+
+    monkeypatch.setattr(jit.core, "hold_shared", refused)
+    with pytest.raises(jit.BuildError, match=r"cannot be loaded \(\[Errno 37\] No locks available"):
+        jit.load(tiny)
 
 
 def test_a_build_removed_before_it_loads_is_looked_for_again(tiny, monkeypatch):

@@ -470,6 +470,20 @@ def test_bias_false_after_meta_device_initialisation(module_type):
         assert torch.equal(module(x)[0], source(x)[0])
 
 
+@pytest.mark.parametrize("backend", ["reference"], indirect=True)
+def test_the_fallback_compiles_and_exports(backend):
+    """The reference fallback under torch.compile(fullgraph=True) and torch.export, with lengths:
+    the operators' argument checks that it runs in eager mode stay out of the graphs."""
+    module = lltm_jit.LLTMSequence(3, 5, dtype=torch.float64)
+    x, lengths = torch.randn(TIME, 2, 3, dtype=torch.float64), torch.tensor([6, 2])
+    eager = module(x, lengths=lengths)[0]
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")(x, lengths=lengths)[0]
+    exported = torch.export.export(module, (x,), {"lengths": lengths}).module()(x, lengths=lengths)[0]
+    assert torch.equal(compiled, eager) and torch.equal(exported, eager)
+    cell = lltm_jit.LLTM(3, 5, dtype=torch.float64)
+    assert torch.equal(torch.compile(cell, fullgraph=True, backend="aot_eager")(x[0])[0], cell(x[0])[0])
+
+
 def test_packed_sequences_of_the_wrong_rank():
     """nn.utils.rnn packs sequences of any rank: 1-D sequences (a module of one input feature) are
     refused with the shape they need."""

@@ -332,7 +332,8 @@ class Cache:
         try:
             yield
         except OSError as error:
-            reason = self.problem() or f"{error.strerror or error} ({error.filename})"
+            # A copy's error names its source, then the file it was writing (filename2).
+            reason = self.problem() or f"{error.strerror or error} ({error.filename2 or error.filename})"
             raise CacheError(
                 f"lltm_jit: cannot use the cache directory {self.root}: {reason}. "
                 "Set LLTM_JIT_CACHE_DIR to a writable directory."

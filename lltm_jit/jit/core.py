@@ -55,20 +55,26 @@ def load(spec: BuildSpec) -> Build:
             held = hold_shared(library)  # first: no clean-up removes it while it loads
         except FileNotFoundError:
             continue
+        except OSError as error:  # a lock refused (NFS without its lock service)
+            raise _unloadable(library, error) from None
         try:
             torch.ops.load_library(str(library))
         except OSError as error:
             os.close(held)
             if not library.exists():
                 continue
-            # Built elsewhere, say, for a newer libstdc++: not loadable here.
-            raise BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
-                             "remove it with `python -m lltm_jit clean`") from None
+            raise _unloadable(library, error) from None
         _held.append(held)
         cache.touch(key)
         return Build(key, spec.namespace, spec.cuda_archs, library, built_now)
     raise BuildError(f"lltm_jit: the build {cache.entry(key)} was removed by another process each time before it "
                      "could be loaded (LLTM_JIT_KEEP_DAYS=0 in another process removes every build it does not hold)")
+
+
+def _unloadable(library: Path, error: OSError) -> BuildError:
+    """A build that is there and cannot be loaded: built elsewhere, say, for a newer libstdc++."""
+    return BuildError(f"lltm_jit: the cached build {library} cannot be loaded ({error}); "
+                      "remove it with `python -m lltm_jit clean`")
 
 
 def _find_or_build(spec: BuildSpec, cache: Cache, key: str) -> tuple[Path, bool]:

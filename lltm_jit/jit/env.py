@@ -162,9 +162,16 @@ def cxx() -> str:
 
 
 def cxx_command() -> list[str] | None:
-    """cxx() as the words of a command, its program found on PATH (CXX may carry a wrapper or
-    options, as ``ccache g++``); None where it is not found."""
-    words = shlex.split(cxx())
+    """cxx() as the words of a command, its program found on PATH: the compiler's path (spaces
+    and all), else words the shell would split (a wrapper or options, as ``ccache g++``); None
+    where no program is found."""
+    whole = shutil.which(cxx())
+    if whole is not None:
+        return [whole]
+    try:
+        words = shlex.split(cxx())
+    except ValueError as error:
+        raise BuildError(f"lltm_jit: cannot build: CXX={cxx()!r} is not a command line ({error})") from None
     program = shutil.which(words[0]) if words else None
     return None if program is None else [program, *words[1:]]
 

@@ -37,8 +37,9 @@ CXX_FILE_FLAGS = {"ops.cpp": ("-O1",)}
 # and records no libstdc++.so.6 at all. A std::ostringstream then mixes two copies' locale facet
 # ids and crashes formatting a number (TORCH_CHECK(c, "got ", n)). --no-undefined: a symbol that
 # no source or library defines fails the link, which names it, rather than the load of a
-# published build (the library needs nothing from Python: C++ programs link it too).
-LD_FLAGS = ("-fopenmp", "-l:libstdc++.so.6", "-Wl,--no-undefined")
+# published build (the library needs nothing from Python: C++ programs link it too); -ldl then,
+# for dlsym, which glibc before 2.34 keeps in libdl (an empty stub from 2.34 on).
+LD_FLAGS = ("-fopenmp", "-l:libstdc++.so.6", "-Wl,--no-undefined", "-ldl")
 # The defines are torch's own for CUDA extensions: c10's half types, not CUDA's operators on them.
 NVCC_FLAGS = ("-O3", "--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
               "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "-Xcompiler", "-fPIC")
