@@ -180,9 +180,9 @@ OptionalTensor defined_or_none(const Tensor& t) {
 // The gradients of input, weights, bias, h0 and c0 from those of output, h_n and c_n.
 struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
   SavedVariable input, weights, h0, c0, lengths, output, gates, cells;
-  // Set when the engine will release the saved variables after this backward: the backward may
-  // then overwrite the saved pre-activations with their gradients instead of copying them first,
-  // where nothing else can see them.
+  // Set when the engine will release the saved variables after this backward (and cleared by
+  // it): the backward may then overwrite the saved pre-activations with their gradients instead
+  // of copying them first, where nothing else can see them.
   bool last_use = false;
 
   std::string name() const override { return "LLTMSequenceBackward"; }
@@ -204,9 +204,14 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
     const bool traced = saved_gates.key_set().has_any(
         c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
     // The caller got an alias of the pre-activations (forward_autograd): while it or a view of it
-    // lives, another tensor shares their storage.
-    const bool shared = saved_gates.storage().use_count() > 1;
-    const Tensor workspace = last_use && !traced && !shared ? saved_gates : saved_gates.clone();
+    // lives, another tensor shares their storage. A saved-tensor hook may keep the tensor itself.
+    const bool shared = saved_gates.storage().use_count() > 1 || gates.has_hooks();
+    const bool in_place = std::exchange(last_use, false) && !traced && !shared;
+    // Overwritten, they are released now, under the mutex: another apply of this node (a backward
+    // retried after a hook raised, another thread's backward through the same graph) then raises
+    // autograd's error for a second backward instead of reading gradients as pre-activations.
+    if (in_place) gates.reset_data();
+    const Tensor workspace = in_place ? saved_gates : saved_gates.clone();
     // Only the products this backward pass needs (see LLTMBackward).
     const std::array<bool, 3> output_mask{task_should_compute_output(0), task_should_compute_output(1),
                                           task_should_compute_output(2)};

@@ -5,6 +5,7 @@ import ctypes
 import functools
 import itertools
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -977,6 +978,75 @@ def test_backward_leaves_the_pre_activations_a_caller_holds(device):
     del gates
     (output.sum() + c_n.sum()).backward()
     assert torch.equal(view, before[1:])
+
+
+def sequence_grad_case(seed=3):
+    """A sequence's weights, the loss's closure, and its weights' gradient from the reference."""
+    args = make_sequence(6, 3, 4, 5, seed=seed)
+    weights = args[1]
+    reference = reference_lltm_sequence(args[0], weights, args[2], (args[3], args[4]))[0].sum()
+    expected = torch.autograd.grad(reference, weights)[0]
+    return weights, lambda: lltm_sequence(args[0], weights, args[2], (args[3], args[4]))[0].sum(), expected
+
+
+def test_a_backward_retried_after_a_hook_raised():
+    """The first backward overwrote the saved pre-activations with their gradients, then a hook
+    raised before autograd released the graph: a second backward is refused, as autograd refuses
+    any second backward, never run on gradients taken for pre-activations."""
+    weights, loss_of, _ = sequence_grad_case()
+    loss = loss_of()
+    raised = []
+
+    def once(grad_inputs, grad_outputs):
+        if not raised:
+            raised.append(True)
+            raise RuntimeError("a hook that failed")
+
+    loss.grad_fn.next_functions[0][0].register_hook(once)
+    with pytest.raises(RuntimeError, match="a hook that failed"):
+        torch.autograd.grad(loss, weights)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        torch.autograd.grad(loss, weights)
+
+
+def test_two_threads_backward_through_one_graph():
+    """One thread's backward wins; the other's finds the graph released and raises, or (having
+    run first) gets the same gradient: never a wrong one."""
+    for _ in range(20):
+        weights, loss_of, expected = sequence_grad_case()
+        loss, results = loss_of(), []
+
+        def backward():
+            try:
+                results.append(torch.autograd.grad(loss, weights)[0])
+            except RuntimeError as error:
+                results.append(error)
+
+        threads = [threading.Thread(target=backward) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        grads = [r for r in results if isinstance(r, torch.Tensor)]
+        assert grads and all(rel_err(g, expected) < 1e-12 for g in grads)
+        assert all("second time" in str(r) for r in results if not isinstance(r, torch.Tensor))
+
+
+def test_backward_leaves_what_a_saved_tensor_hook_keeps():
+    """A pack hook may keep the saved tensors themselves: the backward then leaves them as they
+    were (it works in a copy), and its gradients are right."""
+    weights, loss_of, expected = sequence_grad_case()
+    kept = []
+
+    def pack(t):
+        kept.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_of()
+    before = [t.clone() for t in kept]
+    assert rel_err(torch.autograd.grad(loss, weights)[0], expected) < 1e-12
+    assert all(torch.equal(t, b) for t, b in zip(kept, before, strict=True))
 
 
 @requires_cuda
