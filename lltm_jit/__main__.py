@@ -43,7 +43,12 @@ def _info(args) -> int:
         print("              not built, and this cache cannot take the build: the next import fails. "
               "Set LLTM_JIT_CACHE_DIR to a writable directory.")
     else:
-        print("              not built yet (the next import builds it)")
+        try:
+            jit.env.check_tools(spec.cuda_archs)
+            print("              not built yet (the next import builds it)")
+        except jit.BuildError as error:  # a compiler, ninja or the CUDA toolkit missing
+            problem = str(error).removeprefix("lltm_jit: ")
+            print(f"              not built, and the next import fails: {problem}")
     print(f"cached builds {len(builds)} (each removed {jit.cache.keep_days():g} days after its last use; "
           "LLTM_JIT_KEEP_DAYS sets it)")
     for b in builds:

@@ -447,6 +447,9 @@ def test_missing_compiler(tree, tmp_path):
     result = python(tree, tmp_path / "cache", CXX="/nonexistent/c++")
     assert result.returncode != 0
     assert "the C++ compiler '/nonexistent/c++' was not found" in result.stderr
+    info = command(tree, tmp_path / "cache", "info", CXX="/nonexistent/c++")  # says so before an import
+    assert info.returncode == 1
+    assert "not built, and the next import fails: cannot build: the C++ compiler '/nonexistent/c++'" in info.stdout
     assert "LLTM_JIT_FALLBACK=1" in result.stderr
 
 
