@@ -7,10 +7,12 @@ and sequence, T steps (--steps) of a batch from a zero state, where the loss of 
 sum of the outputs. For every kind, size (batch x input_features x state_size) and dtype:
   1. the backends that compute the LLTM function (lltm_jit, the eager reference, torch.compile of
      the reference, a loop over the step op) are checked against the reference in float64 on
-     fresh random inputs: every output and the gradients of all inputs and the initial state,
-     each within a relative error of 1e-10 (float64), 1e-4 (float32) or 3e-2 (bfloat16, float16;
-     6e-2 for a sequence). A backend that fails is reported as FAILED and not timed, and the exit
-     status is 1.
+     fresh random inputs: every output and the gradients of all inputs and the initial state
+     (a sequence's also from a zero state, as its rows are timed, and its outputs under no_grad,
+     as its fwd rows run), each within a relative error of 1e-10 (float64), 1e-4 (float32) or
+     3e-2 (bfloat16, float16; 6e-2 for a sequence). A backend that fails is reported as FAILED and
+     not timed, and the exit status is 1, as it is when lltm_jit runs its pure-PyTorch fallback
+     (its build failed): its rows would check and time the reference.
   2. one call (a step, or a whole sequence) is timed, forward only (under no_grad) and forward +
      backward (gradients of every input and parameter), for those backends and for PyTorch's
      LSTM, nn.LSTMCell and nn.LSTM (a different cell with four gates: speed peers only), and on
@@ -47,6 +49,7 @@ examples:
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import textwrap
@@ -57,7 +60,7 @@ from typing import Callable
 import torch
 
 from benchmarks.cases import DTYPES, Kind, Plan, run
-from benchmarks.report import environment, save, summarize, table
+from benchmarks.report import environment, save, summarize, table, verdict
 from benchmarks.sequence import SEQUENCE, SPEC, SequenceSize
 from benchmarks.step import STEP, Size
 from benchmarks.timing import MIN_ROUNDS, Settings
@@ -154,7 +157,13 @@ CUDA_ONLY = {"gemm", "lltm_jit_step_kernels"}
 
 
 def comma_list(parse: Callable[[str], object]) -> Callable[[str], list]:
-    return lambda text: [parse(item) for item in text.split(",") if item.strip()]
+    def parse_list(text: str) -> list:
+        items = [parse(item) for item in text.split(",") if item.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected at least one item")
+        return items
+
+    return parse_list
 
 
 def parse_dtype(name: str) -> torch.dtype:
@@ -203,7 +212,8 @@ def epilog() -> str:
                                f"{' and '.join(named.backends)}: {'; '.join(map(in_words, named.plans))}",
                                width=96, initial_indent="  ", subsequent_indent="    ")
     lines.append("")
-    return "\n".join(lines) + "\nexit status: 1 if a correctness check failed or a backend raised, else 0."
+    return "\n".join(lines) + ("\nexit status: 1 if a correctness check failed, a backend raised or lltm_jit ran "
+                               "its pure-PyTorch fallback (its build failed), else 0.")
 
 
 def parse_args() -> argparse.Namespace:
@@ -312,13 +322,26 @@ def parse_args() -> argparse.Namespace:
         args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
     except argparse.ArgumentTypeError as error:  # a size that the kind does not take
         parser.error(f"--sizes: {error}")
-    args.repeats = args.repeats or (20 if args.quick else 100)
+    if args.device.type != "cuda" and any(getattr(size, "tf32", False) for plan in args.plans for size in plan.sizes):
+        parser.error("--sizes: :tf32 is a CUDA setting (cuBLAS's and cuDNN's float32 products); this run is on the CPU")
+    args.repeats = args.repeats if args.repeats is not None else (20 if args.quick else 100)
     args.warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
     args.budget = args.budget if args.budget is not None else (0.2 if args.quick else 2.0)
     if args.repeats < 2:
         parser.error("--repeats must be at least 2 (for a spread)")
     if args.calls < 1:
         parser.error("--calls must be at least 1")
+    if args.warmup < 0 or args.budget < 0:
+        parser.error("--warmup and --budget must not be negative")
+    if not args.no_save:  # now, not after the run, whose results would then be lost
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+            probe = args.out / f".bench-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as error:
+            parser.error(f"--out {args.out}: cannot write there ({error.strerror or error}); pick another "
+                         "folder or pass --no-save")
     return args
 
 
@@ -363,13 +386,13 @@ def main() -> int:
     machine, results = run(args.plans, settings)
     records = summarize(results, machine)
     env = environment(settings, args.seed)
-    if not args.no_save:
-        save(records, env, machine, settings, args.out, with_plot=not args.no_plot)
     print(table(records, env, machine))
     named = NAMED_PLANS.get(args.plan)
     if named and named.bar:
         print("\n" + bars(records, named.bar))
-    return 0 if all(r.status == "ok" for r in results) else 1
+    if not args.no_save:
+        save(records, env, machine, settings, args.out, with_plot=not args.no_plot)
+    return 0 if verdict(records, env)[1] else 1
 
 
 if __name__ == "__main__":

@@ -148,9 +148,23 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
             "!: t/floor below 1, faster than the floor: the floor is no bound there, as the machine's "
             "peaks were measured slower than they are (other work on a shared machine while they "
             "were measured, before and after the cases); rerun on an idle machine", width=96)]
-    failed = sorted({f"{r['backend']} {r['size']} {r['dtype']}" for r in records if r["status"] != "ok"})
-    lines += ["", f"NOT OK (seed {env['seed']}): {'; '.join(failed)}" if failed else "all checks passed"]
+    lines += ["", verdict(records, env)[0]]
     return "\n".join(lines)
+
+
+def verdict(records: list[dict], env: dict) -> tuple[str, bool]:
+    """The report's last line and whether the run is good: nothing failed, and lltm_jit's rows,
+    if any, were its kernels (not the reference it falls back to when its build fails). A run of
+    peers alone, which have no check, says that no check ran."""
+    failed = sorted({f"{r['backend']} {r['size']} {r['dtype']}" for r in records if r["status"] != "ok"})
+    if failed:
+        return f"NOT OK (seed {env['seed']}): {'; '.join(failed)}", False
+    if env["lltm_jit_build"]["backend"] == "reference" and any(r["backend"].startswith("lltm_jit") for r in records):
+        return ("NOT OK: lltm_jit ran the pure-PyTorch reference (its build failed, LLTM_JIT_FALLBACK=1): "
+                "its rows checked and timed the reference, not the kernels"), False
+    if not any(r["check_errors"] is not None for r in records):
+        return "no checks ran (the backends run have none: peers only)", True
+    return "all checks passed", True
 
 
 def cpu_model() -> str:

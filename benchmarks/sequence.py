@@ -131,30 +131,40 @@ class Case:
 
 
 def check(sequence: Callable, case: Case) -> dict[str, float]:
-    """Relative errors of output, h_n, c_n and the gradients of input, h0, c0 and every parameter
-    against reference_lltm_layers in float64, on fresh random inputs (packed as the case's) and
-    initial state, the case's parameters, and random incoming gradients of all three results. A
-    packed output is compared padded."""
+    """Relative errors against reference_lltm_layers in float64, on fresh random inputs (packed as
+    the case's), the case's parameters and random incoming gradients of all three results: output,
+    h_n, c_n and the gradients of input, h0, c0 and every parameter from a random initial state;
+    the same from a zero state (None, as the rows are timed: the op then makes its own zeros); and
+    the outputs of a forward under no_grad from it (the fwd rows: the op keeps nothing for a
+    backward then). A packed output is compared padded."""
     from lltm_jit.reference import reference_lltm_layers
 
     m, size = case.module, case.size
     x = torch.randn_like(tensor_of(case.input)).requires_grad_()
     state_shape = (size.layers * size.directions, size.batch, size.state_size)
     h0, c0 = (x.new_empty(state_shape).normal_().requires_grad_() for _ in range(2))
-    leaves = (x, h0, c0, *m.parameters())
-    output, (h_n, c_n) = sequence(shaped_as(case.input, x), (h0, c0))
-    outputs = (padded(output), h_n, c_n)
-    grads = tuple(torch.randn_like(t) for t in outputs)
-    got = (*outputs, *torch.autograd.grad(outputs, leaves, grads))
     # The reference sees the very values the backend saw, so rounding the inputs is not counted.
     m64 = copy.deepcopy(m).double()
     x64, h64, c64 = (t.detach().double().requires_grad_() for t in (x, h0, c0))
-    output64, (h_n64, c_n64) = reference_lltm_layers(m64, shaped_as(case.input, x64), (h64, c64))
-    outputs64 = (output64, h_n64, c_n64)
-    leaves64 = (x64, h64, c64, *m64.parameters())
-    want = (*outputs64, *torch.autograd.grad(outputs64, leaves64, [g.double() for g in grads]))
-    names = ("output", "h_n", "c_n", "d_input", "d_h0", "d_c0", *(f"d_{name}" for name, _ in m.named_parameters()))
-    return relative_errors(names, got, want)
+    names = ("output", "h_n", "c_n", "d_input", *(f"d_{name}" for name, _ in m.named_parameters()))
+    errors = {}
+    for state, state64, suffix in (((h0, c0), (h64, c64), ""), (None, None, " (zero state)")):
+        leaves, leaves64 = (x, *m.parameters()), (x64, *m64.parameters())
+        given = () if state is None else state
+        output, (h_n, c_n) = sequence(shaped_as(case.input, x), state)
+        outputs = (padded(output), h_n, c_n)
+        grads = tuple(torch.randn_like(t) for t in outputs)
+        got = (*outputs, *torch.autograd.grad(outputs, (*leaves, *given), grads))
+        output64, (h_n64, c_n64) = reference_lltm_layers(m64, shaped_as(case.input, x64), state64)
+        outputs64 = (output64, h_n64, c_n64)
+        given64 = () if state64 is None else state64
+        want = (*outputs64, *torch.autograd.grad(outputs64, (*leaves64, *given64), [g.double() for g in grads]))
+        state_names = () if state is None else ("d_h0", "d_c0")
+        errors |= relative_errors([n + suffix for n in (*names, *state_names)], got, want)
+    with torch.no_grad():
+        output, (h_n, c_n) = sequence(shaped_as(case.input, x), None)
+    errors |= relative_errors([n + " (no_grad)" for n in names[:3]], (padded(output), h_n, c_n), outputs64)
+    return errors
 
 
 def tolerance(size: SequenceSize, dtype: torch.dtype) -> float:

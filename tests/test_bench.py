@@ -149,24 +149,31 @@ def test_machine_keeps_the_best_of_two_measurements():
 
 
 def sequence_with_wrong_backend(off=1e-3):
-    """The sequence kind plus a backend whose output is off by `off` of its norm: its check must fail."""
+    """The sequence kind plus backends whose output is off by `off` of its norm: always ("wrong"),
+    from a zero state only (None, as the rows are timed), under no_grad only (the fwd rows): their
+    checks must fail."""
 
-    def wrong(case):
-        """lltm_jit.LLTMSequence with output * (1 + off)"""
+    def wrong_where(when):
+        def setup(case):
+            def sequence(x, state):
+                output, final = case.module(x, state)
+                return padded(output) * (1 + off if when(state) else 1), final
 
-        def sequence(x, state):
-            output, final = case.module(x, state)
-            return padded(output) * (1 + off), final
+            return lltm_runner(case, sequence)
 
-        return lltm_runner(case, sequence)
+        return setup
 
-    return dataclasses.replace(SEQUENCE, backends={**SEQUENCE.backends, "wrong": wrong})
+    wrong = {"wrong": wrong_where(lambda state: True),
+             "wrong_from_zeros": wrong_where(lambda state: state is None),
+             "wrong_without_grad": wrong_where(lambda state: not torch.is_grad_enabled())}
+    return dataclasses.replace(SEQUENCE, backends={**SEQUENCE.backends, **wrong})
 
 
 @pytest.fixture(scope="module")
 def sequence_run():
     settings = Settings(torch.device("cpu"), warmup=1, repeats=MIN_ROUNDS, calls=1, budget=0.0)
-    backends = ["eager", "lltm_jit", "loop", "lstm", "lltm_jit_step_kernels", "wrong"]
+    backends = ["eager", "lltm_jit", "loop", "lstm", "lltm_jit_step_kernels", "wrong", "wrong_from_zeros",
+                "wrong_without_grad"]
     plan = Plan(sequence_with_wrong_backend(), sizes=[SequenceSize(3, 5, 7, steps=4)], dtypes=[torch.float32],
                 backends=backends)
     machine, results = run([plan], settings)
@@ -180,11 +187,15 @@ def test_sequence_rows_are_checked_against_the_reference(sequence_run):
         for mode in ("fwd", "fwd+bwd"):
             assert by_row[backend, mode].status == "ok", by_row[backend, mode].note
         errors = by_row[backend, "fwd"].errors
-        assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_h0", "d_c0", "d_weights_l0", "d_bias_l0"}
+        checked = ("output", "h_n", "c_n", "d_input", "d_weights_l0", "d_bias_l0")
+        assert set(errors) == {*checked, "d_h0", "d_c0", *(f"{name} (zero state)" for name in checked),
+                               *(f"{name} (no_grad)" for name in checked[:3])}
         assert 0 < max(errors.values()) <= SEQUENCE.tolerance(SequenceSize(3, 5, 7, 4), torch.float32)
     assert by_row["lstm", "fwd+bwd"].status == "ok" and by_row["lstm", "fwd+bwd"].errors is None
-    assert by_row["wrong", "fwd"].status == "FAILED"
-    assert 1e-4 < by_row["wrong", "fwd"].errors["output"] < 1e-2
+    for name, wrong in [("wrong", "output"), ("wrong_from_zeros", "output (zero state)"),
+                        ("wrong_without_grad", "output (no_grad)")]:
+        assert by_row[name, "fwd"].status == "FAILED"
+        assert 1e-4 < by_row[name, "fwd"].errors[wrong] < 1e-2
     step_kernels = by_row["lltm_jit_step_kernels", "fwd"]
     assert step_kernels.status == "ERROR" and "CUDA only" in step_kernels.note
 
@@ -326,7 +337,9 @@ def test_sequence_variants_are_checked_against_the_reference(variants_run, varia
     directions = ("", "_reverse")[:size.directions]
     parameters = {f"d_{kind}_l{layer}{suffix}" for kind in ("weights", "bias") for layer in range(size.layers)
                   for suffix in directions}
-    assert set(errors) == {"output", "h_n", "c_n", "d_input", "d_h0", "d_c0", *parameters}
+    checked = ("output", "h_n", "c_n", "d_input", *parameters)
+    assert set(errors) == {*checked, "d_h0", "d_c0", *(f"{name} (zero state)" for name in checked),
+                           *(f"{name} (no_grad)" for name in checked[:3])}
     assert 0 < max(errors.values()) <= SEQUENCE.tolerance(size, torch.float32)
     assert by_row["wrong", "fwd"].status == "FAILED"
     # Unpacked, every sequence runs all the steps: its output past a length and its h_n are wrong.
@@ -491,6 +504,11 @@ def test_issue_21_bars():
     (["--plan", "cudnn", "--sizes", "3x5x7", "--quick"], "--plan cudnn names its own sizes and dtypes: drop --sizes, "
                                                          "--quick"),
     (["--plan", "cudnn", "--kind", "step"], "--plan cudnn is of --kind sequence, got --kind step"),
+    (["--sizes", ","], "argument --sizes: ',': expected at least one item"),
+    (["--repeats", "0"], "--repeats must be at least 2 (for a spread)"),
+    (["--budget", "-1"], "--warmup and --budget must not be negative"),
+    (["--kind", "sequence", "--sizes", "3x5x7:tf32"], "--sizes: :tf32 is a CUDA setting"),
+    (["--out", __file__], f"--out {__file__}: cannot write there"),
 ])
 def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv, error):
     with pytest.raises(SystemExit) as exit:
@@ -505,6 +523,24 @@ class Stream(io.StringIO):
 
     def isatty(self):
         return self.tty
+
+
+def test_the_verdict_says_what_was_checked():
+    """The report's last line: failures first; lltm_jit rows of the reference fallback are not a
+    pass; a run of peers alone checked nothing and says so."""
+    from benchmarks.report import verdict
+
+    def record(backend, status="ok", errors=None):
+        return {"backend": backend, "status": status, "check_errors": errors, "size": "3x5x7", "dtype": "float32"}
+
+    built, fallback = {"seed": 1, "lltm_jit_build": {"backend": "extension"}}, {"lltm_jit_build": {"backend": "reference"}}
+    assert verdict([record("lltm_jit", errors={"output": 1e-7}), record("lstm")], built) == ("all checks passed", True)
+    assert verdict([record("lstm"), record("lstmcell")], built) == (
+        "no checks ran (the backends run have none: peers only)", True)
+    assert verdict([record("lltm_jit", "FAILED", {"output": 1.0})], built) == (
+        "NOT OK (seed 1): lltm_jit 3x5x7 float32", False)
+    line, ok = verdict([record("lltm_jit", errors={"output": 1e-7})], fallback)
+    assert not ok and line.startswith("NOT OK: lltm_jit ran the pure-PyTorch reference")
 
 
 @pytest.mark.parametrize("tty", [True, False])
