@@ -16,11 +16,13 @@ the training text in windows of --seq-len characters (a random offset and order 
 --batch is per process: N ranks with --batch b see the same windows in the same order as one
 process with --batch N*b, so their runs differ only by rounding (and by dropout's draws).
 With the same arguments, stopping after k steps and resuming reproduces an uninterrupted run's
-parameters bit for bit on the CPU.
+parameters bit for bit on the CPU. A resumed run takes its own --lr, --weight-decay and --amp
+(saying what changed); the model's sizes, --seq-len, the global batch, --seed and the corpus's
+characters must be the checkpoint's.
 """
 
 import argparse
-import math
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -49,6 +51,7 @@ class Corpus:
     def __init__(self, root: Path = REPO):
         texts = [path.read_text(encoding="utf-8") for pattern in CORPUS for path in sorted(root.glob(pattern))]
         self.chars = sorted(set("".join(texts)))
+        self.sha256 = hashlib.sha256("\0".join(texts).encode()).hexdigest()  # what a resumed run must find again
         index = {c: i for i, c in enumerate(self.chars)}
         cuts = [round(len(t) * (1 - VAL_FRACTION)) for t in texts]
         encode = lambda s: torch.tensor([index[c] for c in s], dtype=torch.int64)  # noqa: E731
@@ -173,7 +176,7 @@ def set_rng_states(states: dict, device) -> None:
 
 
 def save_checkpoint(path: Path, model, optimizer, scaler, step: int, batches: Batches, history, args,
-                    rank: int, world: int, device) -> None:
+                    corpus: Corpus, rank: int, world: int, device) -> None:
     """Rank 0 writes everything a resumed run needs (every rank's RNG states among it), atomically."""
     rngs = [None] * world
     if world > 1:
@@ -185,24 +188,40 @@ def save_checkpoint(path: Path, model, optimizer, scaler, step: int, batches: Ba
     checkpoint = {
         "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),
         "step": step, "epoch": step / batches.steps_per_epoch, "rng": rngs, "history": history,
-        "args": vars(args),
+        "args": vars(args), "corpus": {"chars": "".join(corpus.chars), "sha256": corpus.sha256},
     }
     temporary = path.with_suffix(".tmp")
     torch.save(checkpoint, temporary)
     os.replace(temporary, path)
 
 
-def load_checkpoint(path: Path, model, optimizer, scaler, args, rank: int, world: int, device):
-    """Restore a checkpoint into model, optimizer and scaler; return (step, history)."""
+def load_checkpoint(path: Path, model, optimizer, scaler, args, corpus: Corpus, rank: int, world: int, device):
+    """Restore a checkpoint into model, optimizer and scaler; return (step, history). The
+    optimizer takes this run's --lr and --weight-decay; the GradScaler's state carries over
+    between fp16 runs only."""
     checkpoint = torch.load(path, map_location=device, weights_only=True)
     saved = checkpoint["args"]
     changed = [f"--{k.replace('_', '-')} {saved[k]} -> {getattr(args, k)}"
                for k in RESUME_MUST_MATCH if saved[k] != getattr(args, k)]
     if changed:
         raise SystemExit(f"char_lm: {path} was made with other settings: {', '.join(changed)}")
+    made_from = checkpoint.get("corpus", {})
+    if made_from and made_from["chars"] != "".join(corpus.chars):
+        raise SystemExit(f"char_lm: {path} was made from a corpus of other characters ({len(made_from['chars'])} -> "
+                         f"{len(corpus.chars)}: the repository's text changed), which its model cannot read; "
+                         "train afresh, without --resume")
+    notes = [f"--{k.replace('_', '-')} {saved[k]} -> {getattr(args, k)}"
+             for k in ("lr", "weight_decay", "amp") if saved.get(k) != getattr(args, k)]
+    if made_from and made_from["sha256"] != corpus.sha256:
+        notes.append("the corpus's text changed (the data order differs from an uninterrupted run's)")
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
-    scaler.load_state_dict(checkpoint["scaler"])
+    for group in optimizer.param_groups:
+        group["lr"], group["weight_decay"] = args.lr, args.weight_decay
+    if saved.get("amp") == "fp16" and args.amp == "fp16":
+        scaler.load_state_dict(checkpoint["scaler"])
+    if notes and rank == 0:
+        tqdm.write(f"char_lm: resuming {path} with changes: {'; '.join(notes)}")
     if len(checkpoint["rng"]) == world:
         set_rng_states({k: v.cpu() for k, v in checkpoint["rng"][rank].items()}, device)
     elif rank == 0:
@@ -246,7 +265,7 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
         if not checkpoint_path.is_file():
             raise SystemExit(f"char_lm: --resume: no checkpoint at {checkpoint_path}; a run writes one there at each "
                              f"evaluation (--eval-every) and at its end")
-        step, history = load_checkpoint(checkpoint_path, model, optimizer, scaler, args, rank, world, device)
+        step, history = load_checkpoint(checkpoint_path, model, optimizer, scaler, args, corpus, rank, world, device)
         if rank == 0:
             tqdm.write(f"char_lm: resumed from step {step} of {checkpoint_path}"
                        + (f"; it is at --steps {args.steps} already: nothing to train (raise --steps to go on)"
@@ -273,7 +292,8 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
             text = sample(model, corpus, args.prompt, args.sample_chars, args.temperature, device)
             tqdm.write(f"step {step} (epoch {step / batches.steps_per_epoch:.2f}): validation loss "
                        f"{history['val'][-1]:.3f} nats/char (unigram {unigram:.3f})\n---\n{text}\n---")
-        save_checkpoint(checkpoint_path, model, optimizer, scaler, step, batches, history, args, rank, world, device)
+        save_checkpoint(checkpoint_path, model, optimizer, scaler, step, batches, history, args, corpus, rank, world,
+                        device)
 
     def synchronize():
         if device.type == "cuda":
@@ -317,14 +337,16 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
     if rank == 0 and step > start_step:
         out.mkdir(parents=True, exist_ok=True)
         plot(history, unigram, out / "losses.png")
-        timed_steps = step - start_step - 1
-        tokens_per_second = timed_steps * args.global_batch * args.seq_len / train_time if train_time else math.nan
-        epoch_seconds = len(corpus.train) / tokens_per_second
+        timed_steps = step - start_step - 1  # this run's first step (compiles, warms up) is not timed
+        speed = "no step timed (a run's first is not)"
+        if timed_steps > 0 and train_time:
+            tokens_per_second = timed_steps * args.global_batch * args.seq_len / train_time
+            speed = (f"{tokens_per_second:.4g} tokens/s, {len(corpus.train) / tokens_per_second:.3g} s per epoch "
+                     "(training steps after this run's first)")
         best = min(history["val"])
         print(f"summary: {step} steps ({step / batches.steps_per_epoch:.1f} epochs) on {world} x {device.type}"
               f"{' amp ' + args.amp if args.amp else ''}{' compiled' if args.compile else ''}; "
-              f"{tokens_per_second:.4g} tokens/s, {epoch_seconds:.3g} s per epoch (training steps after this "
-              f"run's first); validation loss {history['val'][-1]:.3f} nats/char (best {best:.3f}), "
+              f"{speed}; validation loss {history['val'][-1]:.3f} nats/char (best {best:.3f}), "
               f"unigram {unigram:.3f}; {time.perf_counter() - started:.1f} s in all; {out / 'losses.png'}",
               flush=True)
 
@@ -357,6 +379,11 @@ def main() -> int:
     parser.add_argument("--out", default="runs/char_lm", help="directory for checkpoint.pt and losses.png")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     args = parser.parse_args()
+    for name in ("batch", "seq_len", "eval_every"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: torch sees no CUDA device")
 
     distributed = "WORLD_SIZE" in os.environ
     device = torch.device(args.device)

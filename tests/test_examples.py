@@ -108,6 +108,40 @@ def test_resume_without_a_checkpoint_says_so(tmp_path):
     assert "Traceback" not in stderr, stderr
 
 
+@pytest.mark.slow
+def test_resume_takes_this_runs_learning_rate_and_precision(tmp_path):
+    """A run of one step (none timed) ends with its summary; resumed with another --lr, weight
+    decay and --amp, the optimizer takes them, and the run says what changed."""
+    first = run(["--layers", "1", "--batch", "4", "--steps", "1"], tmp_path)
+    assert "no step timed" in first.splitlines()[-1], first
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, CHAR_LM, *TINY, "--layers", "1", "--batch", "4", "--steps", "2", "--resume",
+                             "--lr", "0.01", "--weight-decay", "0", "--amp", "fp16", "--out", str(tmp_path)],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "resuming" in result.stdout and "--lr 0.003 -> 0.01; --weight-decay 0.01 -> 0.0; --amp None -> fp16" in \
+        result.stdout, result.stdout
+    group = checkpoint(tmp_path)["optimizer"]["param_groups"][0]
+    assert (group["lr"], group["weight_decay"]) == (0.01, 0.0)
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["--batch", "0"], "--batch must be at least 1"),
+    (["--eval-every", "0"], "--eval-every must be at least 1"),
+    (["--device", "cuda"], "--device cuda: torch sees no CUDA device"),
+])
+def test_char_lm_refuses_arguments_it_cannot_run(argv, error):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, CHAR_LM, *argv], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and f"error: {error}" in result.stderr, result.stderr
+
+
+def test_train_ddp_asks_for_torchrun():
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "train_ddp.py")], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "error: run it under torchrun" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("script", ["char_lm.py", "train_ddp.py"])
 def test_help_shows_the_defaults(script):
     result = subprocess.run([sys.executable, str(REPO / "examples" / script), "--help"], capture_output=True,
