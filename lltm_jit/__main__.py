@@ -90,8 +90,10 @@ For C++ programs (libtorch, no Python at run time; docs/deployment.md):
                 -Wl,--no-as-needed,-l:libstdc++.so.6,{build.library} -Wl,--as-needed
   CMake         {_cmake_args(build, spec.src)}
                 (`python -m lltm_jit build --cmake` prints that line alone)
-  keep it       copy the library beside the program: the cache removes a build {jit.cache.keep_days():g} days
-                after Python last loaded it (LLTM_JIT_KEEP_DAYS), and a C++ program's use does not count""")
+  keep it       copy the library to a folder of its own and link programs to the copy
+                (-DLLTM_JIT_LIBRARY=<copy>): a program loads the very path it was linked with, and the
+                cache removes a build {jit.cache.keep_days():g} days after Python last loaded it
+                (LLTM_JIT_KEEP_DAYS); a C++ program's use does not count""")
     return 0
 
 

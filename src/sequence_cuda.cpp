@@ -2,7 +2,7 @@
 // of one block or of a group of blocks, else a loop of one cuBLAS product and one fused kernel per
 // step each way; no host synchronisation either way.
 #include "sequence.h"
-#include "cublas.h"
+#include "cuda_blas.h"
 #include "cuda_device.h"
 #include "kernels.h"
 #include "sequence_cuda.h"
