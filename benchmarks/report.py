@@ -152,6 +152,11 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
     return "\n".join(lines)
 
 
+# The backends that call lltm_jit's operators (the step loop too): its fallback makes them the
+# reference's.
+OPERATOR_BACKENDS = ("lltm_jit", "lltm_jit_step_kernels", "loop")
+
+
 def verdict(records: list[dict], env: dict) -> tuple[str, bool]:
     """The report's last line and whether the run is good: nothing failed, and lltm_jit's rows,
     if any, were its kernels (not the reference it falls back to when its build fails). A run of
@@ -159,7 +164,7 @@ def verdict(records: list[dict], env: dict) -> tuple[str, bool]:
     failed = sorted({f"{r['backend']} {r['size']} {r['dtype']}" for r in records if r["status"] != "ok"})
     if failed:
         return f"NOT OK (seed {env['seed']}): {'; '.join(failed)}", False
-    if env["lltm_jit_build"]["backend"] == "reference" and any(r["backend"].startswith("lltm_jit") for r in records):
+    if env["lltm_jit_build"]["backend"] == "reference" and any(r["backend"] in OPERATOR_BACKENDS for r in records):
         return ("NOT OK: lltm_jit ran the pure-PyTorch reference (its build failed, LLTM_JIT_FALLBACK=1): "
                 "its rows checked and timed the reference, not the kernels"), False
     if not any(r["check_errors"] is not None for r in records):

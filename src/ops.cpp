@@ -204,7 +204,9 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
     const bool traced = saved_gates.key_set().has_any(
         c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
     // The caller got an alias of the pre-activations (forward_autograd): while it or a view of it
-    // lives, another tensor shares their storage. A saved-tensor hook may keep the tensor itself.
+    // lives, another tensor shares their storage. A saved-tensor hook may keep the tensor itself,
+    // which nothing here can tell from one that keeps nothing: under any hook (checkpointing,
+    // save_on_cpu too) the backward works in a copy, one more tensor of their size at its peak.
     const bool shared = saved_gates.storage().use_count() > 1 || gates.has_hooks();
     const bool in_place = std::exchange(last_use, false) && !traced && !shared;
     // Overwritten, they are released now, under the mutex: another apply of this node (a backward

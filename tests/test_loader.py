@@ -391,6 +391,15 @@ def test_a_link_error_names_the_symbol_and_publishes_nothing(tiny, kind):
     assert jit.Cache.default().builds() == []
 
 
+def test_verbose_build_output_goes_to_stderr(tiny, monkeypatch, capfd):
+    """LLTM_JIT_VERBOSE shows ninja's progress on stderr: stdout is the caller's (`python -m
+    lltm_jit build --cmake` prints the one line that a shell substitution takes)."""
+    monkeypatch.setenv("LLTM_JIT_VERBOSE", "1")
+    assert jit.load(tiny).built_now
+    out, err = capfd.readouterr()
+    assert out == "" and "tiny.cpp" in err and "link" in err, (out, err)
+
+
 def test_a_bad_max_jobs_is_an_error_naming_it(tiny, monkeypatch):
     monkeypatch.setenv("MAX_JOBS", "abc")
     with pytest.raises(jit.BuildError, match="MAX_JOBS must be a positive number of compiles to run at once, got 'abc'"):

@@ -243,10 +243,12 @@ class Workspace:
         jobs = env.max_jobs()
         command = [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), str(self.root), self.tools["ninja"],
                    "-j", jobs]
+        # Verbose, ninja's progress and the compilers' output go to file descriptor 2, as the status
+        # line does: stdout is the caller's (`python -m lltm_jit build --cmake` prints its line there).
         verbose = env.env_flag("LLTM_JIT_VERBOSE")
         try:
             code = subprocess.run(command, cwd=self.root, stdin=subprocess.DEVNULL,
-                                  stdout=None if verbose else subprocess.DEVNULL).returncode
+                                  stdout=2 if verbose else subprocess.DEVNULL).returncode
         except BaseException:
             self.wait_for_stop()
             raise  # a KeyboardInterrupt above all: the build is stopped, the workspace kept
