@@ -167,6 +167,14 @@ def check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first=False)
     return time, batch, state
 
 
+def check_sequence_call(input, weights, bias, h0, c0, lengths, batch_first=False) -> tuple[int, int, int]:
+    """(time, batch, state_size) of a call of the sequence operator: one dtype and device for
+    every tensor, then check_sequence's shapes."""
+    op = "lltm_sequence"
+    check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
+    return check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
+
+
 def check_lengths_values(op, lengths, time) -> None:
     """lengths' values in [0, time]: real data only (the C++ operators check them as they copy
     lengths to the host)."""

@@ -53,9 +53,7 @@ def _register_fake_kernels(namespace: str) -> None:
 
     @torch.library.register_fake(ops.sequence_forward.default)
     def _(input, weights, bias, h0, c0, lengths, for_backward=None):
-        op = "lltm_sequence"
-        checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
-        time, batch, state = checks.check_sequence(op, input, weights, bias, h0, c0, lengths)
+        time, batch, state = checks.check_sequence_call(input, weights, bias, h0, c0, lengths)
         output = input.new_empty((time, batch, state))
         if for_backward is False:  # what only the backward reads comes back empty
             gates, cells = input.new_empty((0,)), input.new_empty((0,))
@@ -205,11 +203,9 @@ def _checked_reference_lltm(input, weights, bias, old_h, old_cell):
 def _checked_reference_sequence(input, weights, bias, state, lengths, batch_first):
     """The reference sequence with the operator's argument checks (the reference checks only types)."""
     if not torch.compiler.is_compiling():
-        op = "lltm_sequence"
         h0, c0 = (None, None) if state is None else state
-        checks.check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
-        time, _, _ = checks.check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
-        checks.check_lengths_values(op, lengths, time)
+        time, _, _ = checks.check_sequence_call(input, weights, bias, h0, c0, lengths, batch_first)
+        checks.check_lengths_values("lltm_sequence", lengths, time)
     return reference_lltm_sequence(input, weights, bias, state, lengths=lengths, batch_first=batch_first)
 
 
