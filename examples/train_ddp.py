@@ -56,10 +56,10 @@ def train(args, rank: int, world: int, device: torch.device) -> tuple[bool, bool
     in_step = all(torch.equal(gathered[0], g) for g in gathered)
     # The ranks' mean loss (each rank has batches of its own), its first steps against its last:
     # the same answer, and exit status, on every rank.
-    mean = torch.tensor(losses, device=device)
-    dist.all_reduce(mean)  # a sum: gloo has no average
+    summed = torch.tensor(losses, device=device)
+    dist.all_reduce(summed)  # the mean times the ranks: gloo has no average
     window = args.steps // 2
-    learned = bool(mean[-window:].sum() < mean[:window].sum())
+    learned = bool(summed[-window:].sum() < summed[:window].sum())
     if rank == 0:
         print(f"lltm_jit {lltm_jit.backend()} on {world} ranks ({device.type}): loss {losses[0]:.4f} -> "
               f"{losses[-1]:.4f}; parameters identical on every rank: {in_step}; the loss fell: {learned}")
