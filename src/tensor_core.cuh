@@ -375,13 +375,25 @@ __device__ __forceinline__ void bulk_copy_multicast(void* to, const void* from, 
 #endif
 }
 
+// A block's generic accesses of a step to its operand (the product's reads, the partial sums and
+// zeros written over it) ordered before the bulk copies into it that follow the block's arrival:
+// its own gather's, or where the gather is shared the cluster's other blocks', which acquire that
+// arrival. Every thread fences its own accesses before the arrival's barrier, as the threads that
+// write shared memory for a bulk copy do before the barrier after which one thread starts it: a
+// fence of the block's shared memory (MEMBAR.ALL.CTA), where the gatherer's fence of the
+// cluster's shared memory would be one of the whole GPU (MEMBAR.ALL.GPU).
+__device__ __forceinline__ void operand_done_for_copies() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 // The forward's gather of rows [b0, b0 + R) of h's exchange (`from`, S a multiple of 8) into the
 // operand (row stride ld) on the bulk copy engine, started by warp 0 once the group's counter
-// reaches `target`: a copy a row, counted by `gathered`, for which every thread then waits
-// (mbarrier_wait). Rows past the batch are left as they are. Every lane polls (one load for the
-// warp), so that each acquires the others' stores of h before its copies read them. Where
-// `sharing` blocks of a cluster share the gather, this one (`share` of them) copies every
-// sharing-th row into all of their operands, and each block's mbarrier counts every row.
+// reaches `target` (each block arriving after operand_done_for_copies): a copy a row, counted by
+// `gathered`, for which every thread then waits (mbarrier_wait). Rows past the batch are left as
+// they are. Every lane polls (one load for the warp), so that each acquires the others' stores of
+// h before its copies read them. Where `sharing` blocks of a cluster share the gather, this one
+// (`share` of them) copies every sharing-th row into all of their operands, and each block's
+// mbarrier counts every row.
 template <int R>
 __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uint16_t* from, int S, int64_t b0,
                                             int64_t B, int* arrivals, int target, uint64_t* gathered, int share,
@@ -390,16 +402,14 @@ __device__ __forceinline__ void gather_bulk(uint16_t* operand, int ld, const uin
   }
   const int lane = threadIdx.x, rows = static_cast<int>(B - b0 < R ? B - b0 : R);
   if (lane == 0) mbarrier_expect(gathered, static_cast<unsigned>(2 * rows * S));
-  // The other blocks' stores of h (acquired through the counter) and the blocks' reads and writes
-  // of the operand are the generic proxy's accesses, the copies the async proxy's. (A fence of
-  // every state space would also wait for this thread's stores to global memory to complete.)
+  // The other blocks' stores of h (acquired through the counter) are the generic proxy's, the
+  // copies' reads the async proxy's. (A fence of every state space would also wait for this
+  // thread's stores to global memory to complete.)
   asm volatile("fence.proxy.async.global;" ::: "memory");
   if (sharing == 1) {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     for (int r = lane; r < rows; r += 32) bulk_copy(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered);
     return;
   }
-  asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
   const auto blocks = static_cast<uint16_t>((1u << sharing) - 1);
   for (int r = share + lane * sharing; r < rows; r += 32 * sharing) {
     bulk_copy_multicast(operand + r * ld, from + (b0 + r) * S, 2 * S, gathered, blocks);

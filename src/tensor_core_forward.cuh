@@ -147,6 +147,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
         }
       }
     } else if (tiling.tiles > 1 && t + 1 < p.time) {
+      if (bulk) operand_done_for_copies();
       arrive(arrivals);
       // The bulk gather starts as soon as the group has arrived; the other warps' stores and
       // loads of the step go out meanwhile.
