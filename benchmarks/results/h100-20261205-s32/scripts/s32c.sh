@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 32's last call, on main as it lands: the cold first import in a fresh cache with
+# Prepared in session 32 (not run), on main: the cold first import in a fresh cache with
 # `lltm_jit info`'s per-file times, then issue 21's cuDNN plan (bench.py --plan cudnn).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
