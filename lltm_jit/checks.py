@@ -75,6 +75,14 @@ def check_non_empty(op, t, name, dim, what):
                                            f"got shape {shape_str(t.shape)}")
 
 
+def check_defined(op, named) -> None:
+    """Tensors an operator needs: None is what C++ calls an undefined tensor (torch.ops passes one
+    for a None given to the raw operators), and its words."""
+    for name, t in named:
+        if t is None:
+            raise TypeError(f"{op}: {name} must be a Tensor, got an undefined one")
+
+
 def check_same_kind(op, named):
     """Every tensor but None (an optional argument not given) on the first's device, of its dtype."""
     first_name, first = named[0]
@@ -93,12 +101,13 @@ def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int
     """(input_features, state_size) as weights gives them, so that an input or a state of the
     wrong width is the one blamed; features: the input's width, which the weights' message
     expects where weights cannot give the sizes. bias None where there is none to check;
-    given_state: the state size of the caller's state tensors, expected where weights' rows do
-    not divide by three (0: rows // 3)."""
+    given_state: the state size of the caller's state tensors (0: none), expected where weights'
+    rows do not divide by three or where bias agrees with it and weights do not."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
-    state = rows // 3 if rows % 3 == 0 else given_state if given_state > 0 else rows // 3
+    outvoted = given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
+    state = rows // 3 if rows % 3 == 0 and not outvoted else given_state if given_state > 0 else rows // 3
     if rows != 3 * state or weights.shape[1] <= state:
         check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
                     (3 * state, state + features))
@@ -127,8 +136,9 @@ def check_input_features(op, input, dims, weights, features) -> None:
 def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     """(batch, state_size) of the cell's forward operator."""
     op = "lltm"
-    check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("old_h", old_h),
-                         ("old_cell", old_cell)])
+    named = [("input", input), ("weights", weights), ("bias", bias), ("old_h", old_h), ("old_cell", old_cell)]
+    check_defined(op, named)
+    check_same_kind(op, named)
     check_rank(op, input, "input", 2, "(batch, input_features)")
     check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
     check_non_empty(op, old_h, "old_h", 1, "state")
@@ -139,6 +149,29 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     check_shape(op, old_h, "old_h", "(batch, state_size)", (batch, state))
     check_shape(op, old_cell, "old_cell", "(batch, state_size)", (batch, state))
     return batch, state
+
+
+# The backward operators' fake kernels check the tensors that the forward saved, their shapes:
+# compiled autograd traces a Node's backward with placeholders for the incoming gradients (float32
+# whatever the forward's dtype, of sizes such as (0, 123456789)), and the real operator, which
+# checks everything, runs on the real ones.
+
+
+def check_step_backward(input, weights, old_h, gates, old_cell) -> tuple[int, int, int]:
+    """(batch, input_features, state_size) of the cell's backward operator from what the forward
+    saved."""
+    op = "lltm_backward"
+    check_defined(op, [("input", input), ("weights", weights), ("old_h", old_h), ("gates", gates),
+                       ("old_cell", old_cell)])
+    check_rank(op, input, "input", 2, "(batch, input_features)")
+    check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
+    check_non_empty(op, old_h, "old_h", 1, "state")
+    batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
+    for name, t in (("old_h", old_h), ("old_cell", old_cell)):
+        check_shape(op, t, name, "(batch, state_size)", (batch, state))
+    check_shape(op, gates, "gates", "(batch, 3 * state_size)", (batch, 3 * state))
+    check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)", (3 * state, state + features))
+    return batch, features, state
 
 
 def check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first=False) -> tuple[int, int, int]:
@@ -171,8 +204,23 @@ def check_sequence_call(input, weights, bias, h0, c0, lengths, batch_first=False
     """(time, batch, state_size) of a call of the sequence operator: one dtype and device for
     every tensor, then check_sequence's shapes."""
     op = "lltm_sequence"
+    check_defined(op, [("input", input), ("weights", weights), ("bias", bias)])
     check_same_kind(op, [("input", input), ("weights", weights), ("bias", bias), ("h0", h0), ("c0", c0)])
     return check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first)
+
+
+def check_sequence_backward(input, weights, h0, c0, lengths, output, gates, cells) -> tuple[int, int, int]:
+    """(time, batch, state_size) of the sequence's backward operator from what the forward saved
+    (h0, c0 and lengths None where not given)."""
+    op = "lltm_sequence_backward"
+    check_defined(op, [("input", input), ("weights", weights), ("output", output), ("gates", gates), ("cells", cells)])
+    time, batch, state = check_sequence(op, input, weights, None, h0, c0, lengths)
+    check_shape(op, output, "output", "(time, batch, state_size)", (time, batch, state))
+    check_shape(op, cells, "cells", "(time, batch, state_size)", (time, batch, state))
+    check_shape(op, gates, "gates", "(time, batch, 3 * state_size)", (time, batch, 3 * state))
+    torch._check(gates.is_contiguous() and cells.is_contiguous() and output.is_contiguous(),
+                 lambda: f"{op}: output, gates and cells must be contiguous, as the forward returns them")
+    return time, batch, state
 
 
 def check_lengths_values(op, lengths, time) -> None:

@@ -42,7 +42,7 @@ def _register_fake_kernels(namespace: str) -> None:
 
     @torch.library.register_fake(ops.backward.default)
     def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask):
-        batch, features, state = input.shape[0], input.shape[1], old_h.shape[1]
+        batch, features, state = checks.check_step_backward(input, weights, old_h, gates, old_cell)
         want_old_h_input, want_weights, want_bias = output_mask
         return (
             input.new_empty((batch, state + features)) if want_old_h_input else None,
@@ -71,8 +71,8 @@ def _register_fake_kernels(namespace: str) -> None:
 
     @torch.library.register_fake(ops.sequence_backward.default)
     def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):
+        _, batch, state = checks.check_sequence_backward(input, weights, h0, c0, lengths, output, gates, cells)
         want_input, want_weights, want_bias = output_mask
-        batch, state = output.shape[1], output.shape[2]
         return (
             torch.empty_like(input, memory_format=torch.contiguous_format) if want_input else None,
             weights.new_empty(weights.shape) if want_weights else None,

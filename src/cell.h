@@ -51,6 +51,8 @@ inline Tensor cat_columns(const Tensor& old_h, const Tensor& input) { return ate
 template <FusedForward fused, Join join>
 std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
+  check_defined("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
+                         {"old_cell", &old_cell}});
   check_same_kind("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
                            {"old_cell", &old_cell}});
   const StepSizes s = check_step(input, weights, bias, old_h);
@@ -103,8 +105,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
                                                          const Tensor& old_h, const Tensor& gates,
                                                          const Tensor& old_cell, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_backward";
-  check_same_kind(op, {{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input}, {"weights", &weights},
-                       {"old_h", &old_h}, {"gates", &gates}, {"old_cell", &old_cell}});
+  const std::initializer_list<Named> named{{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
+                                           {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
+                                           {"old_cell", &old_cell}};
+  check_defined(op, named);
+  check_same_kind(op, named);
   check_rank(op, input, "input", 2, "(batch, input_features)");
   check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
   check_non_empty(op, old_h, "old_h", 1, "state");

@@ -51,6 +51,14 @@ inline void check_non_empty(const char* op, const Tensor& t, const char* name, i
 
 using Named = std::pair<const char*, const Tensor*>;
 
+// Tensors an operator needs: an undefined one is C++'s None (and what torch.ops passes for a None
+// given to the raw operators), the message of the Python entry points' TypeError.
+inline void check_defined(const char* op, std::initializer_list<Named> named) {
+  for (const auto& [name, t] : named) {
+    TORCH_CHECK_TYPE(t->defined(), join({op, ": ", name, " must be a Tensor, got an undefined one"}));
+  }
+}
+
 // Every defined tensor on `first`'s device and of its dtype, one of the supported ones (an
 // undefined one is an optional argument not given).
 inline void check_same_kind(const char* op, std::initializer_list<Named> named) {
@@ -71,8 +79,9 @@ inline void check_same_kind(const char* op, std::initializer_list<Named> named) 
 
 // The cell's parameters: weights (3 * state_size, state_size + input_features) multiplying
 // [h, input], bias (3 * state_size,) or (1, 3 * state_size). The sizes come from weights, so that
-// an input or a state of the wrong width is the one blamed; only where weights cannot give them
-// (rows that do not divide by three, no column left for the input) are the weights blamed.
+// an input or a state of the wrong width is the one blamed; the weights are blamed where they
+// cannot give them (rows that do not divide by three, no column left for the input) and where
+// the caller's state and bias agree on another state size (transposed weights, say).
 struct CellSizes {
   int64_t features, state;
 };
@@ -85,7 +94,8 @@ inline CellSizes check_parameters(const char* op, const Tensor& weights, const T
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   check_non_empty(op, weights, "weights", 0, "first");
   const int64_t rows = weights.size(0);
-  const int64_t state = rows % 3 == 0 ? rows / 3 : given_state > 0 ? given_state : rows / 3;
+  const bool outvoted = given_state > 0 && rows != 3 * given_state && bias && bias->numel() == 3 * given_state;
+  const int64_t state = rows % 3 == 0 && !outvoted ? rows / 3 : given_state > 0 ? given_state : rows / 3;
   if (rows != 3 * state || weights.size(1) <= state) {
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
                 {3 * state, state + features});

@@ -381,13 +381,6 @@ const Registrations registrations;
 // The C++ API (lltm_jit.h): the operators called from the top of the dispatcher, as
 // torch.ops.<namespace>.* is from Python, so that autograd and autocast apply.
 
-// An undefined tensor is C++'s None: the message of the Python entry points' TypeError.
-void check_defined(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> named) {
-  for (const auto& [name, t] : named) {
-    TORCH_CHECK_TYPE(t->defined(), std::string(op) + ": " + name + " must be a Tensor, got an undefined one");
-  }
-}
-
 }  // namespace
 }  // namespace lltm
 

@@ -134,6 +134,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
   ForwardRecurrence r{{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)}};
+  check_defined(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}});
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &r.h0}, {"c0", &r.c0}});
   const SequenceSizes s = r.sizes = check_sequence(op, input, weights, &bias, r.h0, r.c0, given_lengths);
   r.lengths = checked_lengths(op, given_lengths, s.time);
@@ -202,6 +203,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
   r.grad_output = grad_output.value_or(Tensor());
   r.grad_h_n = contiguous_or_none(grad_h_n);
   r.grad_c_n = contiguous_or_none(grad_c_n);
+  check_defined(op, {{"input", &input}, {"weights", &weights}, {"output", &output}, {"gates", &gates},
+                     {"cells", &cells}});
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"h0", &r.h0}, {"c0", &r.c0}, {"output", &output},
                        {"gates", &gates}, {"cells", &cells}, {"grad_output", &r.grad_output},
                        {"grad_h_n", &r.grad_h_n}, {"grad_c_n", &r.grad_c_n}});

@@ -35,6 +35,9 @@ CASES = {
                         r"input must have shape \(batch, input_features\) = \(4, 7\) to match weights \(15, 12\)"),
     "weights no input columns": (replace(1, torch.randn(3 * S, S, dtype=torch.float64)),
                                  r"^lltm: weights must have shape .* = \(15, 11\), got \(15, 5\)$"),
+    # ... unless the state and bias agree on another state size: then weights are the odd one out.
+    "weights of another state": (replace(1, torch.randn(3 * (S + 1), S + 1 + F, dtype=torch.float64)),
+                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(18, 12\)$"),
     "bias size": (replace(2, torch.randn(3 * S - 1, dtype=torch.float64)), "bias must have shape"),
     "bias 2 rows": (replace(2, torch.randn(2, 3 * S, dtype=torch.float64)), "bias must have shape"),
     "mixed dtype": (replace(1, torch.randn(3 * S, S + F)), "weights is Float"),
@@ -84,12 +87,78 @@ def test_sequences_at_once_fake_kernel_gives_the_same_errors():
         assert ops.sequences_at_once(mode.from_tensor(seq), mode.from_tensor(w)) is False
 
 
+def test_transposed_weights_are_blamed(backend):
+    """Weights given transposed, with rows that divide by three, are named, not the bias that
+    agrees with the state."""
+    from lltm_jit import lltm_sequence
+
+    input, weights, bias, old_h, old_cell = make_inputs(3, 5, 7, requires_grad=False)
+    message = r"weights must have shape \(3 \* state_size, state_size \+ input_features\) = \(21, 12\), got \(12, 21\)$"
+    with pytest.raises(RuntimeError, match="^lltm: " + message):
+        lltm(input, weights.t(), bias, old_h, old_cell)
+    with pytest.raises(RuntimeError, match="^lltm_sequence: " + message):
+        lltm_sequence(input[None], weights.t(), bias, (old_h, old_cell))
+
+
 @requires_cuda
 def test_mixed_devices():
     args = make_inputs(B, F, S, requires_grad=False)
     args[3] = args[3].cuda()
     with pytest.raises(RuntimeError, match="all tensors must be on one device: input is on cpu but old_h is on cuda"):
         lltm(*args)
+
+
+def same_error_real_and_fake(op, args):
+    """op on args and on fakes of them raise the same exception type and message."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with pytest.raises((RuntimeError, TypeError)) as real:
+        op(*args)
+    with FakeTensorMode() as mode, pytest.raises((RuntimeError, TypeError)) as fake:
+        op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
+    assert (type(fake.value), str(fake.value)) == (type(real.value), str(real.value))
+    return str(real.value)
+
+
+def step_backward_args(index=None, value=None):
+    """The cell backward's arguments (grad_h, grad_cell, input, weights, old_h, gates, old_cell,
+    output_mask) from a forward, with args[index] = value."""
+    input, weights, bias, old_h, old_cell = make_inputs(B, F, S, requires_grad=False)
+    _, _, gates = torch.ops.lltm_jit.forward(input, weights, bias, old_h, old_cell)
+    args = [torch.randn(B, S, dtype=torch.float64), torch.randn(B, S, dtype=torch.float64), input, weights, old_h,
+            gates, old_cell, [True, True, True]]
+    if index is not None:
+        args[index] = value
+    return args
+
+
+BACKWARD_CASES = {
+    "input rank": (2, torch.randn(F, dtype=torch.float64), "input must have 2 dimensions"),
+    "weights columns": (3, torch.randn(3 * S, S + F + 1, dtype=torch.float64), "weights must have shape"),
+    "old_h batch": (4, torch.randn(B - 1, S, dtype=torch.float64), "old_h must have shape"),
+    "gates width": (5, torch.randn(B, 3 * S - 1, dtype=torch.float64), "gates must have shape"),
+    "old_cell state": (6, torch.randn(B, S - 1, dtype=torch.float64), "old_cell must have shape"),
+    "gates None": (5, None, "gates must be a Tensor, got an undefined one"),
+}
+
+
+@pytest.mark.parametrize("case", BACKWARD_CASES)
+def test_backward_fake_kernel_gives_the_same_errors(case):
+    """The cell backward's fake kernel checks what the forward saved as the op does, in the same
+    words (not the incoming gradients: lltm_jit/checks.py says why)."""
+    index, value, message = BACKWARD_CASES[case]
+    assert re.search(message, same_error_real_and_fake(torch.ops.lltm_jit.backward, step_backward_args(index, value)))
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_raw_forward_given_none_names_the_argument(index):
+    """None where the raw operator needs a tensor (torch.ops passes it on as an undefined one)
+    names the argument, in the op and in its fake kernel."""
+    args = make_inputs(B, F, S, requires_grad=False)
+    name = ("input", "weights", "bias", "old_h", "old_cell")[index]
+    args[index] = None
+    message = same_error_real_and_fake(torch.ops.lltm_jit.forward, args)
+    assert message == f"lltm: {name} must be a Tensor, got an undefined one"
 
 
 def test_backward_op_checks_its_arguments():

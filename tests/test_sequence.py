@@ -5,6 +5,7 @@ import ctypes
 import functools
 import itertools
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -921,6 +922,8 @@ SHAPE_CASES = {
                        r"\(18, 12\), got \(4, 3, 5\)"),
     "weights no input columns": (bad(1, torch.randn(18, 6, dtype=torch.float64)),
                                  r"weights must have shape .* = \(18, 11\), got \(18, 6\)"),
+    "weights of another state": (bad(1, torch.randn(21, 12, dtype=torch.float64)),
+                                 r"weights must have shape .* = \(18, 11\), got \(21, 12\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
     "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
     "integer input": (bad(0, torch.ones(4, 3, 5, dtype=torch.long)), "input must be a floating-point tensor"),
@@ -958,6 +961,49 @@ def test_fake_kernel_gives_the_same_errors(case):
         fake_lengths = None if lengths is None else mode.from_tensor(lengths)
         with pytest.raises(RuntimeError, match=message):
             torch.ops.lltm_jit.sequence_forward(*fakes, fake_lengths)
+
+
+def sequence_backward_args(index=None, value=None):
+    """The sequence backward's arguments (grad_output, grad_h_n, grad_c_n, input, weights, h0, c0,
+    lengths, output, gates, cells, output_mask) from a forward, with args[index] = value."""
+    input, weights, bias, h0, c0 = make_sequence(4, 3, 5, 6, requires_grad=False)
+    lengths = torch.tensor([4, 2, 3])
+    output, _, _, gates, cells = torch.ops.lltm_jit.sequence_forward(input, weights, bias, h0, c0, lengths, True)
+    args = [torch.randn_like(output), torch.randn_like(h0), torch.randn_like(c0), input, weights, h0, c0, lengths,
+            output, gates, cells, [True, True, True]]
+    if index is not None:
+        args[index] = value
+    return args
+
+
+BACKWARD_CASES = {
+    "input rank": (3, torch.randn(3, 5, dtype=torch.float64), "input must have 3 dimensions"),
+    "weights of another state": (4, torch.randn(21, 12, dtype=torch.float64), "h0 must have shape"),
+    "h0 batch": (5, torch.randn(2, 6, dtype=torch.float64), "h0 must have shape"),
+    "lengths shape": (7, torch.tensor([1, 2]), r"lengths must have shape \(batch,\)"),
+    "lengths dtype": (7, torch.tensor([1.0, 2.0, 3.0]), "lengths must be an int64 tensor"),
+    "output batch": (8, torch.randn(4, 2, 6, dtype=torch.float64), "output must have shape"),
+    "gates width": (9, torch.randn(4, 3, 17, dtype=torch.float64), "gates must have shape"),
+    "cells transposed": (10, torch.randn(3, 4, 6, dtype=torch.float64).transpose(0, 1), "must be contiguous"),
+    "cells None": (10, None, "cells must be a Tensor, got an undefined one"),
+}
+
+
+@pytest.mark.parametrize("case", BACKWARD_CASES)
+def test_backward_fake_kernel_gives_the_same_errors(case):
+    """The sequence backward's fake kernel checks what the forward saved as the op does, in the
+    same words (not the incoming gradients: lltm_jit/checks.py says why; the op raises before it
+    writes into gates)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    index, value, message = BACKWARD_CASES[case]
+    args = sequence_backward_args(index, value)
+    with pytest.raises((RuntimeError, TypeError)) as real:
+        torch.ops.lltm_jit.sequence_backward(*args)
+    with FakeTensorMode() as mode, pytest.raises((RuntimeError, TypeError)) as fake:
+        torch.ops.lltm_jit.sequence_backward(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
+    assert (type(fake.value), str(fake.value)) == (type(real.value), str(real.value))
+    assert re.search(message, str(real.value))
 
 
 @requires_cuda
