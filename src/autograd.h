@@ -62,7 +62,7 @@ inline void set_history(const NodePtr& owner, Node& node, std::initializer_list<
 // lists, and the shape of the bias's gradient.
 template <typename Derived>
 struct SavingNode : Node {
-  std::vector<int64_t> bias_sizes;
+  std::vector<c10::SymInt> bias_sizes;  // symbolic where traced, so that a graph need not fix the state size
 
   // Under the node's mutex, as node.h asks: two threads may run backward through one graph, and the
   // one that loses must find the saved variables released, not half-released.
@@ -86,8 +86,10 @@ struct SavingNode : Node {
   variable_list apply_with_saved(const variable_list& inputs, SwapSavedVariables& swap) override {
     const auto all = Derived::saved(static_cast<Derived&>(*this));
     for (SavedVariable* saved : all) swap.before(*saved);
+    swap.before(bias_sizes);
     variable_list grads = apply(variable_list(inputs));
     for (SavedVariable* saved : all) swap.after(*saved);
+    swap.after(bias_sizes);
     return grads;
   }
 };

@@ -128,7 +128,7 @@ struct LLTMBackward final : SavingNode<LLTMBackward> {
         grad_h, grad_cell, x, w, h, gates.unpack(), c, {want_input || want_old_h, task_should_compute_output(1), want_bias});
     const int64_t state = h.size(1);
     return {want_input ? d_old_h_input.narrow(1, state, x.size(1)) : Tensor(), d_weights,
-            want_bias ? d_bias.view(bias_sizes) : Tensor(), want_old_h ? d_old_h_input.narrow(1, 0, state) : Tensor(),
+            want_bias ? d_bias.view_symint(bias_sizes) : Tensor(), want_old_h ? d_old_h_input.narrow(1, 0, state) : Tensor(),
             d_old_cell};
   }
 };
@@ -149,7 +149,7 @@ std::tuple<Tensor, Tensor, Tensor> step_forward_autograd(const Tensor& input, co
   node->old_h = SavedVariable(old_h, false);
   node->old_cell = SavedVariable(old_cell, false);
   node->gates = SavedVariable(std::get<2>(out), false);  // not differentiable: no history of its own
-  node->bias_sizes = bias.sizes().vec();
+  node->bias_sizes = bias.sym_sizes().vec();
   set_history(owner, *node, {std::get<0>(out), std::get<1>(out)});
   return out;
 }
@@ -222,7 +222,7 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
         weights.unpack(), defined_or_none(h0.unpack()), defined_or_none(c0.unpack()),
         defined_or_none(lengths.unpack()), output.unpack(getptr()), workspace, cells.unpack(), output_mask);
     // Not for an initial state that was not given (zeros): there is no edge to take them.
-    return {d_input, d_weights, d_bias.defined() ? d_bias.view(bias_sizes) : d_bias,
+    return {d_input, d_weights, d_bias.defined() ? d_bias.view_symint(bias_sizes) : d_bias,
             task_should_compute_output(3) ? d_h0 : Tensor(), task_should_compute_output(4) ? d_c0 : Tensor()};
   }
 };
@@ -284,7 +284,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
     gates = alias;
   }
   node->cells = SavedVariable(cells, false);
-  node->bias_sizes = bias.sizes().vec();
+  node->bias_sizes = bias.sym_sizes().vec();
   set_history(owner, *node, {output, h_n, c_n});
   node->output = SavedVariable(output, true);  // an output of this node: saved after its edge is set
   return out;

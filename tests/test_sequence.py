@@ -366,6 +366,26 @@ def test_gradcheck(device, with_lengths):
     assert torch.autograd.gradcheck(fn, args)
 
 
+def test_torch_compile_dynamic_shapes_one_graph(device):
+    """Under dynamic=True one graph serves other sizes, the state size among them (the autograd
+    node keeps the bias's sizes symbolic), with eager's values and gradients."""
+    skip_lesser_cpu_recurrences()
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+
+    def fn(x, w, b, h0, c0):
+        output, (h_n, c_n) = lltm_sequence(x, w, b, (h0, c0))
+        return output.sum() + (h_n * c_n).sum()
+
+    compiled = torch.compile(fn, fullgraph=True, dynamic=True)
+    for seed, sizes in enumerate([(4, 3, 5, 7), (6, 5, 3, 9)]):
+        args = make_sequence(*sizes, device=device, seed=seed)
+        ours = torch.autograd.grad(compiled(*args), args)
+        for a, b in zip(ours, torch.autograd.grad(fn(*args), args), strict=True):
+            assert rel_err(a, b) < 1e-12
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
 def test_opcheck(device):
     skip_lesser_cpu_recurrences()
     for dtype in (torch.float64, torch.float32):
