@@ -229,6 +229,10 @@ class LLTMSequence(nn.Module):
     def reset_parameters(self) -> None:
         _init_uniform(self)
 
+    def flatten_parameters(self) -> None:
+        """nn.LSTM's, for code written for it (DataParallel replicas call it): nothing to do, as
+        each direction's parameters are already the two tensors its operator takes."""
+
     def extra_repr(self) -> str:
         text = f"{self.input_features}, {self.state_size}"
         if self.num_layers != 1:

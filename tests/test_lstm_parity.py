@@ -371,6 +371,17 @@ def test_state_dict_moves_between_the_cell_and_one_layer():
         lltm_jit.LLTMSequence(FEATURES, STATE, bidirectional=True).load_state_dict(cell.state_dict())
 
 
+def test_flatten_parameters_does_nothing():
+    """nn.LSTM's flatten_parameters(), which code written for it calls, leaves the module as it was."""
+    module = lltm_jit.LLTMSequence(4, 5, 2, bidirectional=True, dtype=torch.float64)
+    x = torch.randn(6, 3, 4, dtype=torch.float64)
+    before = ({name: p.clone() for name, p in module.named_parameters()}, module(x)[0])
+    assert module.flatten_parameters() is None
+    for name, p in module.named_parameters():
+        assert torch.equal(p, before[0][name])
+    assert torch.equal(module(x)[0], before[1])
+
+
 def test_initialisation_and_repr():
     torch.manual_seed(0)
     module = lltm_jit.LLTMSequence(10, 20, 2, bidirectional=True)

@@ -386,6 +386,17 @@ def test_torch_compile_dynamic_shapes_one_graph(device):
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
 
 
+def test_batched_gradients_reach_the_cell_not_the_sequence():
+    """As docs/sequences.md says: vmap over the backward works through the cell and is refused
+    by torch for the sequence, whose backward writes over the saved pre-activations."""
+    cell_args = make_inputs(3, 2, 4, seed=8)
+    assert torch.autograd.gradcheck(lambda *a: lltm_jit.lltm(*a), cell_args, check_batched_grad=True)
+    args = make_sequence(4, 3, 2, 3, seed=8)
+    output, _ = lltm_sequence(args[0], *args[1:3], tuple(args[3:]))
+    with pytest.raises(RuntimeError, match="Batching rule not implemented for lltm_jit::sequence_backward"):
+        torch.autograd.grad(output, args[1], torch.randn(2, *output.shape, dtype=output.dtype), is_grads_batched=True)
+
+
 def test_opcheck(device):
     skip_lesser_cpu_recurrences()
     for dtype in (torch.float64, torch.float32):
