@@ -2,7 +2,7 @@
 //
 // It is a string read when the library is loaded, not a macro, so that a rebuild under another
 // namespace (lltm_jit.reload) compiles one generated file of one line rather than every file that
-// registers or calls an operator. The loader writes that file (`namespace.cpp` of its workspace):
+// registers or calls an operator. The loader writes that file (`gen/namespace-<namespace>.cpp` of its workspace):
 //   namespace lltm { extern const char kNamespace[] = "lltm_jit"; }
 #pragma once
 
