@@ -117,19 +117,20 @@ struct LLTMBackward final : SavingNode<LLTMBackward> {
     std::lock_guard<std::mutex> lock(mutex_);
     refuse_double_backward("lltm");
     const Tensor x = input.unpack(), w = weights.unpack(), h = old_h.unpack(), c = old_cell.unpack();
-    // Undefined when only one of new_h and new_cell was used.
-    const Tensor grad_h = grads[0].defined() ? grads[0] : c.new_zeros(c.sizes());
-    const Tensor grad_cell = grads[1].defined() ? grads[1] : c.new_zeros(c.sizes());
+    // Undefined when only one of new_h and new_cell was used. Sizes here are symbolic (sym_*), as
+    // bias_sizes: a traced graph of this backward (compiled autograd) serves every size.
+    const Tensor grad_h = grads[0].defined() ? grads[0] : c.new_zeros_symint(c.sym_sizes());
+    const Tensor grad_cell = grads[1].defined() ? grads[1] : c.new_zeros_symint(c.sym_sizes());
     // Only the gradients this backward pass needs: an input that requires none, or that
     // autograd.grad was not asked for, spares its product. d_[old_h, input] is one product.
     const bool want_input = task_should_compute_output(0), want_old_h = task_should_compute_output(3);
     const bool want_bias = task_should_compute_output(2);
     auto [d_old_h_input, d_weights, d_bias, d_old_cell] = step_backward_op().call(
         grad_h, grad_cell, x, w, h, gates.unpack(), c, {want_input || want_old_h, task_should_compute_output(1), want_bias});
-    const int64_t state = h.size(1);
-    return {want_input ? d_old_h_input.narrow(1, state, x.size(1)) : Tensor(), d_weights,
-            want_bias ? d_bias.view_symint(bias_sizes) : Tensor(), want_old_h ? d_old_h_input.narrow(1, 0, state) : Tensor(),
-            d_old_cell};
+    const c10::SymInt state = h.sym_size(1);
+    return {want_input ? d_old_h_input.narrow_symint(1, state, x.sym_size(1)) : Tensor(), d_weights,
+            want_bias ? d_bias.view_symint(bias_sizes) : Tensor(),
+            want_old_h ? d_old_h_input.narrow_symint(1, 0, state) : Tensor(), d_old_cell};
   }
 };
 

@@ -7,7 +7,7 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import rel_err, requires_cuda
+from helpers import make_inputs, rel_err, requires_cuda
 from torch import nn
 
 import lltm_jit
@@ -206,3 +206,21 @@ def test_compiled_autograd(device):
     assert torch._dynamo.utils.counters["compiled_autograd"]["captures"] == 1
     for a, b in zip(compiled, gradients(lambda loss: loss.backward()), strict=True):
         assert rel_err(a, b) < 1e-12
+
+
+@torch._dynamo.config.patch(compiled_autograd=True)
+def test_compiled_autograd_across_sizes(device):
+    """Compiled autograd reuses a traced backward for other sizes where it takes them as symbolic:
+    the Nodes' sizes are symbolic too, so that each size gets its own gradients, the state's and
+    the features' (a graph with one size fixed in it gave wrong input gradients)."""
+    torch._dynamo.reset()
+    backward = torch.compile(lambda loss: loss.backward(), backend="aot_eager")
+    for seed, (batch, features, state) in enumerate([(3, 5, 7), (3, 5, 9), (3, 5, 11), (4, 6, 11), (2, 3, 5)]):
+        args = make_inputs(batch, features, state, device=device, seed=seed)
+        for t in args:
+            t.grad = None
+        new_h, new_cell = lltm_jit.lltm(*args)
+        expected = torch.autograd.grad(new_h.sum() + new_cell.sum(), args, retain_graph=True)
+        backward(new_h.sum() + new_cell.sum())
+        for t, e in zip(args, expected, strict=True):
+            assert rel_err(t.grad, e) < 1e-12, (batch, features, state)

@@ -265,6 +265,24 @@ def test_torch_compile_fullgraph(device):
         assert rel_err(g, p.grad) < 1e-12
 
 
+def test_torch_compile_dynamic_shapes_one_graph(device):
+    """Under dynamic=True one graph serves other batch, feature and state sizes (the autograd
+    node's sizes are symbolic), with eager's gradients."""
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+
+    def fn(*args):
+        new_h, new_cell = lltm(*args)
+        return (new_h * new_cell).sum()
+
+    compiled = torch.compile(fn, fullgraph=True, dynamic=True)
+    for seed, sizes in enumerate([(3, 5, 7), (5, 3, 9), (2, 4, 7)]):
+        args = make_inputs(*sizes, device=device, seed=seed)
+        for a, b in zip(torch.autograd.grad(compiled(*args), args), torch.autograd.grad(fn(*args), args), strict=True):
+            assert rel_err(a, b) < 1e-12
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_cpu_and_cuda_agree(dtype):
