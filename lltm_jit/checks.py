@@ -102,11 +102,13 @@ def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int
     wrong width is the one blamed; features: the input's width, which the weights' message
     expects where weights cannot give the sizes. bias None where there is none to check;
     given_state: the state size of the caller's state tensors (0: none), expected where weights'
-    rows do not divide by three or where bias agrees with it and weights do not."""
+    rows do not divide by three or where bias agrees with it and weights, by their rows and by the
+    input's width, do not."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
-    outvoted = given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
+    outvoted = (given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
+                and weights.shape[1] - rows // 3 != features)
     state = rows // 3 if rows % 3 == 0 and not outvoted else given_state if given_state > 0 else rows // 3
     if rows != 3 * state or weights.shape[1] <= state:
         check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
@@ -151,18 +153,20 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     return batch, state
 
 
-# The backward operators' fake kernels check the tensors that the forward saved, their shapes:
-# compiled autograd traces a Node's backward with placeholders for the incoming gradients (float32
-# whatever the forward's dtype, of sizes such as (0, 123456789)), and the real operator, which
-# checks everything, runs on the real ones.
+# The backward operators' fake kernels check what the forward saved as the operators do, and of
+# the incoming gradients only that the cell's are given: compiled autograd traces a Node's
+# backward with placeholders for them (float32 whatever the forward's dtype, of sizes such as
+# (0, 123456789)), and the real operator, which checks them too, runs on the real ones. The
+# operators check the saved tensors first, so that the two give the same words for them.
 
 
-def check_step_backward(input, weights, old_h, gates, old_cell) -> tuple[int, int, int]:
+def check_step_backward(grad_h, grad_cell, input, weights, old_h, gates, old_cell) -> tuple[int, int, int]:
     """(batch, input_features, state_size) of the cell's backward operator from what the forward
     saved."""
     op = "lltm_backward"
-    check_defined(op, [("input", input), ("weights", weights), ("old_h", old_h), ("gates", gates),
-                       ("old_cell", old_cell)])
+    saved = [("input", input), ("weights", weights), ("old_h", old_h), ("gates", gates), ("old_cell", old_cell)]
+    check_defined(op, [*saved, ("grad_h", grad_h), ("grad_cell", grad_cell)])
+    check_same_kind(op, saved)
     check_rank(op, input, "input", 2, "(batch, input_features)")
     check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
     check_non_empty(op, old_h, "old_h", 1, "state")
@@ -214,6 +218,8 @@ def check_sequence_backward(input, weights, h0, c0, lengths, output, gates, cell
     (h0, c0 and lengths None where not given)."""
     op = "lltm_sequence_backward"
     check_defined(op, [("input", input), ("weights", weights), ("output", output), ("gates", gates), ("cells", cells)])
+    check_same_kind(op, [("input", input), ("weights", weights), ("h0", h0), ("c0", c0), ("output", output),
+                         ("gates", gates), ("cells", cells)])
     time, batch, state = check_sequence(op, input, weights, None, h0, c0, lengths)
     check_shape(op, output, "output", "(time, batch, state_size)", (time, batch, state))
     check_shape(op, cells, "cells", "(time, batch, state_size)", (time, batch, state))

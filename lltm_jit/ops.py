@@ -42,7 +42,7 @@ def _register_fake_kernels(namespace: str) -> None:
 
     @torch.library.register_fake(ops.backward.default)
     def _(grad_h, grad_cell, input, weights, old_h, gates, old_cell, output_mask):
-        batch, features, state = checks.check_step_backward(input, weights, old_h, gates, old_cell)
+        batch, features, state = checks.check_step_backward(grad_h, grad_cell, input, weights, old_h, gates, old_cell)
         want_old_h_input, want_weights, want_bias = output_mask
         return (
             input.new_empty((batch, state + features)) if want_old_h_input else None,

@@ -105,9 +105,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
                                                          const Tensor& old_h, const Tensor& gates,
                                                          const Tensor& old_cell, std::array<bool, 3> output_mask) {
   constexpr const char* op = "lltm_backward";
-  const std::initializer_list<Named> named{{"grad_h", &grad_h}, {"grad_cell", &grad_cell}, {"input", &input},
-                                           {"weights", &weights}, {"old_h", &old_h}, {"gates", &gates},
-                                           {"old_cell", &old_cell}};
+  // What the forward saved first, then the incoming gradients (the fake kernel's order: checks.py)
+  const std::initializer_list<Named> named{{"input", &input}, {"weights", &weights}, {"old_h", &old_h},
+                                           {"gates", &gates}, {"old_cell", &old_cell}, {"grad_h", &grad_h},
+                                           {"grad_cell", &grad_cell}};
   check_defined(op, named);
   check_same_kind(op, named);
   check_rank(op, input, "input", 2, "(batch, input_features)");

@@ -35,9 +35,10 @@ CASES = {
                         r"input must have shape \(batch, input_features\) = \(4, 7\) to match weights \(15, 12\)"),
     "weights no input columns": (replace(1, torch.randn(3 * S, S, dtype=torch.float64)),
                                  r"^lltm: weights must have shape .* = \(15, 11\), got \(15, 5\)$"),
-    # ... unless the state and bias agree on another state size: then weights are the odd one out.
-    "weights of another state": (replace(1, torch.randn(3 * (S + 1), S + 1 + F, dtype=torch.float64)),
-                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(18, 12\)$"),
+    # ... unless the state and bias agree on another state size and the input on another width:
+    # then weights are the odd one out.
+    "weights of another state": (replace(1, torch.randn(3 * (S + 1), S + 2 + F, dtype=torch.float64)),
+                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(18, 13\)$"),
     "bias size": (replace(2, torch.randn(3 * S - 1, dtype=torch.float64)), "bias must have shape"),
     "bias 2 rows": (replace(2, torch.randn(2, 3 * S, dtype=torch.float64)), "bias must have shape"),
     "mixed dtype": (replace(1, torch.randn(3 * S, S + F)), "weights is Float"),
@@ -98,6 +99,9 @@ def test_transposed_weights_are_blamed(backend):
         lltm(input, weights.t(), bias, old_h, old_cell)
     with pytest.raises(RuntimeError, match="^lltm_sequence: " + message):
         lltm_sequence(input[None], weights.t(), bias, (old_h, old_cell))
+    # Weights that agree with the input's width stay trusted when the state and bias are both wrong.
+    with pytest.raises(RuntimeError, match=r"^lltm: bias must have shape .* = \(15,\), got \(21,\)$"):
+        lltm(input, weights[:15, 2:], bias, old_h, old_cell)
 
 
 @requires_cuda
@@ -138,14 +142,16 @@ BACKWARD_CASES = {
     "old_h batch": (4, torch.randn(B - 1, S, dtype=torch.float64), "old_h must have shape"),
     "gates width": (5, torch.randn(B, 3 * S - 1, dtype=torch.float64), "gates must have shape"),
     "old_cell state": (6, torch.randn(B, S - 1, dtype=torch.float64), "old_cell must have shape"),
+    "old_cell dtype": (6, torch.randn(B, S), "all tensors must have one dtype: input is Double but old_cell is Float"),
     "gates None": (5, None, "gates must be a Tensor, got an undefined one"),
+    "grad_h None": (0, None, "grad_h must be a Tensor, got an undefined one"),
 }
 
 
 @pytest.mark.parametrize("case", BACKWARD_CASES)
 def test_backward_fake_kernel_gives_the_same_errors(case):
     """The cell backward's fake kernel checks what the forward saved as the op does, in the same
-    words (not the incoming gradients: lltm_jit/checks.py says why)."""
+    words, and that the gradients are given (not their shapes: lltm_jit/checks.py says why)."""
     index, value, message = BACKWARD_CASES[case]
     assert re.search(message, same_error_real_and_fake(torch.ops.lltm_jit.backward, step_backward_args(index, value)))
 
