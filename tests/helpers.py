@@ -17,6 +17,18 @@ DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
+def same_error_real_and_fake(op, args):
+    """op on args and on fakes of them raise the same exception type and message."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with pytest.raises((RuntimeError, TypeError)) as real:
+        op(*args)
+    with FakeTensorMode() as mode, pytest.raises((RuntimeError, TypeError)) as fake:
+        op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
+    assert (type(fake.value), str(fake.value)) == (type(real.value), str(real.value))
+    return str(real.value)
+
+
 def make_inputs(batch, features, state, *, time=None, dtype=torch.float64, device="cpu", seed=0,
                 noncontiguous=False, bias_2d=False, requires_grad=True):
     """Random LLTM arguments (input, weights, bias, old_h, old_cell), never zeros: the one factory,

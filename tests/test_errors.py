@@ -4,7 +4,7 @@ import re
 
 import pytest
 import torch
-from helpers import make_inputs, requires_cuda
+from helpers import make_inputs, requires_cuda, same_error_real_and_fake
 
 from lltm_jit import lltm
 
@@ -110,18 +110,6 @@ def test_mixed_devices():
     args[3] = args[3].cuda()
     with pytest.raises(RuntimeError, match="all tensors must be on one device: input is on cpu but old_h is on cuda"):
         lltm(*args)
-
-
-def same_error_real_and_fake(op, args):
-    """op on args and on fakes of them raise the same exception type and message."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with pytest.raises((RuntimeError, TypeError)) as real:
-        op(*args)
-    with FakeTensorMode() as mode, pytest.raises((RuntimeError, TypeError)) as fake:
-        op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
-    assert (type(fake.value), str(fake.value)) == (type(real.value), str(real.value))
-    return str(real.value)
 
 
 def step_backward_args(index=None, value=None):
