@@ -102,13 +102,12 @@ def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int
     wrong width is the one blamed; features: the input's width, which the weights' message
     expects where weights cannot give the sizes. bias None where there is none to check;
     given_state: the state size of the caller's state tensors (0: none), expected where weights'
-    rows do not divide by three or where bias agrees with it and weights, by their rows and by the
-    input's width, do not."""
+    rows do not divide by three or where bias agrees with it and weights do not (two against
+    one)."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
-    outvoted = (given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
-                and weights.shape[1] - rows // 3 != features)
+    outvoted = given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
     state = rows // 3 if rows % 3 == 0 and not outvoted else given_state if given_state > 0 else rows // 3
     if rows != 3 * state or weights.shape[1] <= state:
         check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
@@ -157,7 +156,8 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
 # the incoming gradients only that the cell's are given: compiled autograd traces a Node's
 # backward with placeholders for them (float32 whatever the forward's dtype, of sizes such as
 # (0, 123456789)), and the real operator, which checks them too, runs on the real ones. The
-# operators check the saved tensors first, so that the two give the same words for them.
+# operators check what the fakes check first (then the gradients, and lengths' values), so that
+# the two give the same words for a bad saved tensor.
 
 
 def check_step_backward(grad_h, grad_cell, input, weights, old_h, gates, old_cell) -> tuple[int, int, int]:

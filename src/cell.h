@@ -116,12 +116,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> cell_backward(const Tensor& grad_h, c
   check_non_empty(op, old_h, "old_h", 1, "state");
   const StepSizes s{input.size(0), input.size(1), old_h.size(1)};
   check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
-  check_shape(op, grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
-  check_shape(op, grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
   check_shape(op, old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   check_shape(op, gates, "gates", "(batch, 3 * state_size)", {s.batch, 3 * s.state});
   check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
               {3 * s.state, s.state + s.features});
+  check_shape(op, grad_h, "grad_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, grad_cell, "grad_cell", "(batch, state_size)", {s.batch, s.state});
   const auto [want_old_h_input, want_weights, want_bias] = output_mask;
 
   Tensor d_gates = gates.new_empty({s.batch, 3 * s.state});

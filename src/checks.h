@@ -81,8 +81,8 @@ inline void check_same_kind(const char* op, std::initializer_list<Named> named) 
 // [h, input], bias (3 * state_size,) or (1, 3 * state_size). The sizes come from weights, so that
 // an input or a state of the wrong width is the one blamed; the weights are blamed where they
 // cannot give them (rows that do not divide by three, no column left for the input) and where
-// the caller's state and bias agree on another state size and the input's width disagrees with
-// them too (transposed weights, say).
+// the caller's state and the bias agree on another state size, two against one (transposed
+// weights, say; shapes alone cannot tell those from a state and a bias both wrong alike).
 struct CellSizes {
   int64_t features, state;
 };
@@ -95,8 +95,7 @@ inline CellSizes check_parameters(const char* op, const Tensor& weights, const T
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   check_non_empty(op, weights, "weights", 0, "first");
   const int64_t rows = weights.size(0);
-  const bool outvoted = given_state > 0 && rows != 3 * given_state && bias && bias->numel() == 3 * given_state &&
-                        weights.size(1) - rows / 3 != features;
+  const bool outvoted = given_state > 0 && rows != 3 * given_state && bias && bias->numel() == 3 * given_state;
   const int64_t state = rows % 3 == 0 && !outvoted ? rows / 3 : given_state > 0 ? given_state : rows / 3;
   if (rows != 3 * state || weights.size(1) <= state) {
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",

@@ -209,12 +209,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
                        {"gates", &gates}, {"cells", &cells}, {"grad_output", &r.grad_output},
                        {"grad_h_n", &r.grad_h_n}, {"grad_c_n", &r.grad_c_n}});
   const SequenceSizes s = r.sizes = check_sequence(op, input, weights, nullptr, r.h0, r.c0, given_lengths);
-  r.lengths = checked_lengths(op, given_lengths, s.time);
   check_shape(op, output, "output", "(time, batch, state_size)", {s.time, s.batch, s.state});
   check_shape(op, cells, "cells", "(time, batch, state_size)", {s.time, s.batch, s.state});
   check_shape(op, gates, "gates", "(time, batch, 3 * state_size)", {s.time, s.batch, 3 * s.state});
   TORCH_CHECK(gates.is_contiguous() && cells.is_contiguous() && output.is_contiguous(),
               join({op, ": output, gates and cells must be contiguous, as the forward returns them"}));
+  // What the fake kernel checks comes first (lltm_jit/checks.py): then the values and the gradients.
+  r.lengths = checked_lengths(op, given_lengths, s.time);
   r.gates = gates;
   r.output = output;
   r.cells = cells;

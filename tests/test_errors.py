@@ -35,10 +35,9 @@ CASES = {
                         r"input must have shape \(batch, input_features\) = \(4, 7\) to match weights \(15, 12\)"),
     "weights no input columns": (replace(1, torch.randn(3 * S, S, dtype=torch.float64)),
                                  r"^lltm: weights must have shape .* = \(15, 11\), got \(15, 5\)$"),
-    # ... unless the state and bias agree on another state size and the input on another width:
-    # then weights are the odd one out.
-    "weights of another state": (replace(1, torch.randn(3 * (S + 1), S + 2 + F, dtype=torch.float64)),
-                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(18, 13\)$"),
+    # ... unless the state and bias agree on another state size: then weights are the odd one out.
+    "weights of another state": (replace(1, torch.randn(3 * (S + 1), S + 1 + F, dtype=torch.float64)),
+                                 r"^lltm: weights must have shape .* = \(15, 11\), got \(18, 12\)$"),
     "bias size": (replace(2, torch.randn(3 * S - 1, dtype=torch.float64)), "bias must have shape"),
     "bias 2 rows": (replace(2, torch.randn(2, 3 * S, dtype=torch.float64)), "bias must have shape"),
     "mixed dtype": (replace(1, torch.randn(3 * S, S + F)), "weights is Float"),
@@ -99,8 +98,8 @@ def test_transposed_weights_are_blamed(backend):
         lltm(input, weights.t(), bias, old_h, old_cell)
     with pytest.raises(RuntimeError, match="^lltm_sequence: " + message):
         lltm_sequence(input[None], weights.t(), bias, (old_h, old_cell))
-    # Weights that agree with the input's width stay trusted when the state and bias are both wrong.
-    with pytest.raises(RuntimeError, match=r"^lltm: bias must have shape .* = \(15,\), got \(21,\)$"):
+    # Two against one, whatever the input's width: weights that would fit the input are named too.
+    with pytest.raises(RuntimeError, match=r"^lltm: weights must have shape .* = \(21, 12\), got \(15, 10\)$"):
         lltm(input, weights[:15, 2:], bias, old_h, old_cell)
 
 
@@ -128,6 +127,9 @@ BACKWARD_CASES = {
     "input rank": (2, torch.randn(F, dtype=torch.float64), "input must have 2 dimensions"),
     "weights columns": (3, torch.randn(3 * S, S + F + 1, dtype=torch.float64), "weights must have shape"),
     "old_h batch": (4, torch.randn(B - 1, S, dtype=torch.float64), "old_h must have shape"),
+    # old_h gives the state size: the other saved tensors are named before the gradients
+    "old_h state": (4, torch.randn(B, S - 1, dtype=torch.float64),
+                    r"old_cell must have shape \(batch, state_size\) = \(4, 4\), got \(4, 5\)"),
     "gates width": (5, torch.randn(B, 3 * S - 1, dtype=torch.float64), "gates must have shape"),
     "old_cell state": (6, torch.randn(B, S - 1, dtype=torch.float64), "old_cell must have shape"),
     "old_cell dtype": (6, torch.randn(B, S), "all tensors must have one dtype: input is Double but old_cell is Float"),

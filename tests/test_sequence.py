@@ -953,8 +953,8 @@ SHAPE_CASES = {
                        r"\(18, 12\), got \(4, 3, 5\)"),
     "weights no input columns": (bad(1, torch.randn(18, 6, dtype=torch.float64)),
                                  r"weights must have shape .* = \(18, 11\), got \(18, 6\)"),
-    "weights of another state": (bad(1, torch.randn(21, 13, dtype=torch.float64)),
-                                 r"weights must have shape .* = \(18, 11\), got \(21, 13\)"),
+    "weights of another state": (bad(1, torch.randn(21, 12, dtype=torch.float64)),
+                                 r"weights must have shape .* = \(18, 11\), got \(21, 12\)"),
     "bias size": (bad(2, torch.randn(17, dtype=torch.float64)), "bias must have shape"),
     "mixed dtypes": (bad(2, torch.randn(18)), "all tensors must have one dtype: input is Double but bias is Float"),
     "integer input": (bad(0, torch.ones(4, 3, 5, dtype=torch.long)), "input must be a floating-point tensor"),
@@ -1009,6 +1009,9 @@ def sequence_backward_args(index=None, value=None):
 
 BACKWARD_CASES = {
     "input rank": (3, torch.randn(3, 5, dtype=torch.float64), "input must have 3 dimensions"),
+    # input gives the time: the saved tensors are named before lengths' values
+    "input time": (3, torch.randn(3, 3, 5, dtype=torch.float64),
+                   r"output must have shape \(time, batch, state_size\) = \(3, 3, 6\), got \(4, 3, 6\)"),
     "weights of another state": (4, torch.randn(21, 12, dtype=torch.float64), "h0 must have shape"),
     "h0 batch": (5, torch.randn(2, 6, dtype=torch.float64), "h0 must have shape"),
     "h0 dtype": (5, torch.randn(3, 6), "all tensors must have one dtype: input is Double but h0 is Float"),
