@@ -11,12 +11,21 @@ DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
-    """c10::toString's name for a dtype: Double, Float, Half, BFloat16, Long, ..."""
-    return {
+    """c10::toString's name for a dtype: Double, Float, Half, BFloat16, Long, ...; past the classic
+    ones, torch's name capitalised as c10 spells it (UInt16, Float8_e4m3fn, QInt8, Bits16)."""
+    classic = {
         torch.float64: "Double", torch.float32: "Float", torch.float16: "Half", torch.bfloat16: "BFloat16",
         torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
         torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
-    }.get(dtype, str(dtype).removeprefix("torch."))
+        torch.complex32: "ComplexHalf",
+    }
+    if dtype in classic:
+        return classic[dtype]
+    name = str(dtype).removeprefix("torch.")
+    for prefix, spelled in (("uint", "UInt"), ("quint", "QUInt"), ("qint", "QInt")):
+        if name.startswith(prefix):
+            return spelled + name[len(prefix):]
+    return name[:1].upper() + name[1:]
 
 
 def _who(op) -> str:
@@ -97,17 +106,18 @@ def check_same_kind(op, named):
                                                      f"{_dtype_name(first.dtype)} but {name} is {_dtype_name(t.dtype)}")
 
 
-def check_parameters(op, weights, bias, features, given_state) -> tuple[int, int]:
+def check_parameters(op, weights, bias, features, given_state, other_state=0) -> tuple[int, int]:
     """(input_features, state_size) as weights gives them, so that an input or a state of the
     wrong width is the one blamed; features: the input's width, which the weights' message
     expects where weights cannot give the sizes. bias None where there is none to check;
-    given_state: the state size of the caller's state tensors (0: none), expected where weights'
-    rows do not divide by three or where bias agrees with it and weights do not (two against
-    one)."""
+    given_state: the state size of the caller's first state tensor (0: none), expected where
+    weights' rows do not divide by three or where bias and other_state (the second's; 0: none)
+    agree with it and weights do not."""
     check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)")
     check_non_empty(op, weights, "weights", 0, "first")
     rows = weights.shape[0]
-    outvoted = given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
+    outvoted = (given_state > 0 and rows != 3 * given_state and bias is not None and bias.numel() == 3 * given_state
+                and other_state in (0, given_state))
     state = rows // 3 if rows % 3 == 0 and not outvoted else given_state if given_state > 0 else rows // 3
     if rows != 3 * state or weights.shape[1] <= state:
         check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",
@@ -144,7 +154,8 @@ def check_step(input, weights, bias, old_h, old_cell) -> tuple[int, int]:
     check_rank(op, old_h, "old_h", 2, "(batch, state_size)")
     check_non_empty(op, old_h, "old_h", 1, "state")
     check_non_empty(op, input, "input", 1, "feature")
-    features, state = check_parameters(op, weights, bias, input.shape[1], old_h.shape[1])
+    features, state = check_parameters(op, weights, bias, input.shape[1], old_h.shape[1],
+                                       old_cell.shape[1] if old_cell.dim() == 2 else 0)
     check_input_features(op, input, "(batch, input_features)", weights, features)
     batch = input.shape[0]
     check_shape(op, old_h, "old_h", "(batch, state_size)", (batch, state))
@@ -188,7 +199,8 @@ def check_sequence(op, input, weights, bias, h0, c0, lengths, batch_first=False)
         check_rank(op, t, name, 2, "(batch, state_size)")
         check_non_empty(op, t, name, 1, "state")
     check_non_empty(op, input, "input", 2, "feature")
-    features, state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0)
+    features, state = check_parameters(op, weights, bias, input.shape[2], states[0][1].shape[1] if states else 0,
+                                       states[1][1].shape[1] if len(states) == 2 else 0)
     check_input_features(op, input, dims, weights, features)
     time, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
     for name, t in states:

@@ -26,13 +26,15 @@ struct StepSizes {
   int64_t batch, features, state;
 };
 
-inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Tensor& bias, const Tensor& old_h) {
+inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Tensor& bias, const Tensor& old_h,
+                            const Tensor& old_cell) {
   constexpr const char* op = "lltm";
   check_rank(op, input, "input", 2, "(batch, input_features)");
   check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
   check_non_empty(op, old_h, "old_h", 1, "state");
   check_non_empty(op, input, "input", 1, "feature");
-  const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h.size(1));
+  const CellSizes cell = check_parameters(op, weights, &bias, input.size(1), old_h.size(1),
+                                          old_cell.dim() == 2 ? old_cell.size(1) : 0);
   check_input_features(op, input, "(batch, input_features)", weights, cell.features);
   const StepSizes s{input.size(0), cell.features, cell.state};
   check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
@@ -55,7 +57,7 @@ std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tenso
                          {"old_cell", &old_cell}});
   check_same_kind("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
                            {"old_cell", &old_cell}});
-  const StepSizes s = check_step(input, weights, bias, old_h);
+  const StepSizes s = check_step(input, weights, bias, old_h, old_cell);
   check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   const Tensor gates = bias.reshape({3 * s.state}).addmm(join(old_h, input), weights.t());
   Tensor new_h = input.new_empty({s.batch, s.state});

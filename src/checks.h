@@ -81,21 +81,23 @@ inline void check_same_kind(const char* op, std::initializer_list<Named> named) 
 // [h, input], bias (3 * state_size,) or (1, 3 * state_size). The sizes come from weights, so that
 // an input or a state of the wrong width is the one blamed; the weights are blamed where they
 // cannot give them (rows that do not divide by three, no column left for the input) and where
-// the caller's state and the bias agree on another state size, two against one (transposed
-// weights, say; shapes alone cannot tell those from a state and a bias both wrong alike).
+// the caller's state tensors and the bias all agree on another state size (transposed weights,
+// say; shapes alone cannot tell those from a state and a bias all wrong alike).
 struct CellSizes {
   int64_t features, state;
 };
 
 // features: the input's width, which the weights' message expects. bias: nullptr where the caller
-// has none to check. given_state: the state size of the caller's state tensors, the size expected
-// where weights' rows do not divide by three (0: the caller has none, and rows / 3 is expected).
+// has none to check. given_state: the state size of the caller's first state tensor, the size
+// expected where weights' rows do not divide by three (0: the caller has none, and rows / 3 is
+// expected); other_state: its second's (0: none), which must agree for the weights to be outvoted.
 inline CellSizes check_parameters(const char* op, const Tensor& weights, const Tensor* bias, int64_t features,
-                                  int64_t given_state) {
+                                  int64_t given_state, int64_t other_state = 0) {
   check_rank(op, weights, "weights", 2, "(3 * state_size, state_size + input_features)");
   check_non_empty(op, weights, "weights", 0, "first");
   const int64_t rows = weights.size(0);
-  const bool outvoted = given_state > 0 && rows != 3 * given_state && bias && bias->numel() == 3 * given_state;
+  const bool outvoted = given_state > 0 && rows != 3 * given_state && bias && bias->numel() == 3 * given_state &&
+                        (other_state == 0 || other_state == given_state);
   const int64_t state = rows % 3 == 0 && !outvoted ? rows / 3 : given_state > 0 ? given_state : rows / 3;
   if (rows != 3 * state || weights.size(1) <= state) {
     check_shape(op, weights, "weights", "(3 * state_size, state_size + input_features)",

@@ -35,7 +35,8 @@ inline SequenceSizes check_sequence(const char* op, const Tensor& input, const T
   }
   check_non_empty(op, input, "input", 2, "feature");
   const Tensor& given = h0.defined() ? h0 : c0;
-  const CellSizes cell = check_parameters(op, weights, bias, input.size(2), given.defined() ? given.size(1) : 0);
+  const CellSizes cell = check_parameters(op, weights, bias, input.size(2), given.defined() ? given.size(1) : 0,
+                                          h0.defined() && c0.defined() ? c0.size(1) : 0);
   check_input_features(op, input, "(time, batch, input_features)", weights, cell.features);
   const SequenceSizes s{input.size(0), input.size(1), cell.features, cell.state};
   if (h0.defined()) check_shape(op, h0, "h0", "(batch, state_size)", {s.batch, s.state});

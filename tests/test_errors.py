@@ -98,9 +98,23 @@ def test_transposed_weights_are_blamed(backend):
         lltm(input, weights.t(), bias, old_h, old_cell)
     with pytest.raises(RuntimeError, match="^lltm_sequence: " + message):
         lltm_sequence(input[None], weights.t(), bias, (old_h, old_cell))
-    # Two against one, whatever the input's width: weights that would fit the input are named too.
+    # The state and bias outvote the weights, whatever the input's width: weights that would fit the
+    # input are named too; but not where the state's two tensors disagree.
     with pytest.raises(RuntimeError, match=r"^lltm: weights must have shape .* = \(21, 12\), got \(15, 10\)$"):
         lltm(input, weights[:15, 2:], bias, old_h, old_cell)
+    with pytest.raises(RuntimeError, match=r"^lltm: bias must have shape .* = \(15,\), got \(21,\)$"):
+        lltm(input, weights[:15, 2:], bias, old_h, old_cell[:, :5])
+    with pytest.raises(RuntimeError, match=r"^lltm_sequence: bias must have shape .* = \(15,\), got \(21,\)$"):
+        lltm_sequence(input[None], weights[:15, 2:], bias, (old_h, old_cell[:, :5]))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.float8_e4m3fn, torch.float8_e5m2, torch.complex32],
+                         ids=str)
+def test_fake_kernel_names_every_dtype_as_the_op(dtype):
+    """The fake kernels spell a dtype as c10 does (UInt16, Float8_e4m3fn, ComplexHalf)."""
+    args = make_inputs(B, F, S, requires_grad=False)
+    args[0] = args[0].to(dtype)
+    assert same_error_real_and_fake(torch.ops.lltm_jit.forward, args).startswith("lltm: input must be a floating-point")
 
 
 @requires_cuda
