@@ -53,10 +53,10 @@ inline Tensor cat_columns(const Tensor& old_h, const Tensor& input) { return ate
 template <FusedForward fused, Join join>
 std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
-  check_defined("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
-                         {"old_cell", &old_cell}});
-  check_same_kind("lltm", {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h},
-                           {"old_cell", &old_cell}});
+  const std::initializer_list<Named> named{
+      {"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h}, {"old_cell", &old_cell}};
+  check_defined("lltm", named);
+  check_same_kind("lltm", named);
   const StepSizes s = check_step(input, weights, bias, old_h, old_cell);
   check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   const Tensor gates = bias.reshape({3 * s.state}).addmm(join(old_h, input), weights.t());
