@@ -432,6 +432,32 @@ def test_a_library_that_cannot_be_held_is_a_build_error(tiny, monkeypatch):
         jit.load(tiny)
 
 
+def test_sources_changed_and_changed_back_before_the_workspace_copies_them_are_not_cached(tiny, monkeypatch):
+    """The key is taken of the sources before the lock, the workspace copies them later: if they
+    change in between (V1 -> V2) and change back (-> V1) before the build ends, the library is
+    of V2 and must not be published under V1's key."""
+    source = tiny.src / "tiny.cpp"
+    v1 = source.read_text()
+    real = Workspace._mirror
+
+    def edited_while_copied(self):
+        source.write_text(v1 + "int lltm_v2() { return 2; }\n")
+        try:
+            return real(self)
+        finally:
+            source.write_text(v1)
+
+    monkeypatch.setattr(Workspace, "_mirror", edited_while_copied)
+    with pytest.warns(RuntimeWarning, match="the sources changed during the build; it is loaded but not cached"):
+        build = jit.load(tiny)
+    cache = jit.Cache.default()
+    assert build.built_now and build.library.parent == cache.root / "loose"
+    assert cache.builds() == [] and cache.library(build.key) is None
+    monkeypatch.setattr(Workspace, "_mirror", real)
+    again = jit.load(tiny)  # V1 itself, compiled again over V2's object
+    assert again.built_now and again.library == cache.library(build.key)
+
+
 def test_a_build_removed_before_it_loads_is_looked_for_again(tiny, monkeypatch):
     """Another process's clean-up (LLTM_JIT_KEEP_DAYS=0) may remove a build between its lookup
     and the shared hold that marks it in use: the load looks again, and builds it again."""

@@ -141,7 +141,10 @@ def _build(spec: BuildSpec, cache: Cache, key: str) -> Path:
         "sources": [p.name for p in spec.sources()],
         **spec.environment(),
     }
-    if spec.key() != key:  # src/ was edited while it compiled: the binary matches neither key
+    # The library is of the sources as the workspace copied them, which differ from those the key
+    # was taken of if src/ changed in between (even if it changed back since); and it lacks any
+    # edit made while it compiled.
+    if result.key != key or spec.key() != key:
         warnings.warn("lltm_jit: the sources changed during the build; it is loaded but not cached",
                       RuntimeWarning, stacklevel=5)
         loose = cache.keep_loose(library, key)

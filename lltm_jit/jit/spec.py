@@ -95,10 +95,15 @@ class BuildSpec:
     def _abi() -> list[str]:
         return [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
 
-    def key(self) -> str:
+    def contents(self) -> list[tuple[str, bytes]]:
+        """(name, content) of each of `files`, read once."""
+        return [(path.name, path.read_bytes()) for path in self.files()]
+
+    def key(self, contents: list[tuple[str, bytes]] | None = None) -> str:
+        """The key of `contents` (default: the files in `src` now) built by this spec."""
         digest = hashlib.sha256()
-        for path in self.files():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for name, content in self.contents() if contents is None else contents:
+            digest.update(name.encode() + b"\0" + content + b"\0")
         digest.update(json.dumps({**self.environment(), "namespace": self.namespace}, sort_keys=True).encode())
         return digest.hexdigest()[:24]
 

@@ -52,6 +52,7 @@ class BuildFailed(Exception):
 @dataclass
 class Result:
     library: Path
+    key: str  # the key (BuildSpec.key) of the sources compiled, as mirrored
     compiled: dict[str, list[float]] = field(default_factory=dict)  # file -> [start, end] s
     reused: list[str] = field(default_factory=list)
 
@@ -139,7 +140,7 @@ class Workspace:
                                  "(`python -m lltm_jit clean`) to rebuild it.")
             for stale in [*self.root.glob("obj/*.tmp"), *self.root.glob("lib/*.tmp")]:
                 stale.unlink()  # of a killed compile: never an input
-            self._mirror()
+            key = self.spec.key(self._mirror())
             namespace_file = self._write_namespace()
             library = self.root / "lib" / f"lltm_jit_{self.spec.namespace}.so"
             edges = self._edges(namespace_file)
@@ -148,18 +149,19 @@ class Workspace:
         outputs = [(out, source.name) for out, source in edges] + [(str(library.relative_to(self.root)), "link")]
         before = {out: _mtime(self.root / out) for out, _ in outputs}
         self._run_ninja()
-        return self._result(library, outputs, before)
+        return self._result(library, key, outputs, before)
 
-    def _mirror(self) -> None:
-        """Make src/ hold exactly the spec's files, rewriting only those whose content differs."""
+    def _mirror(self) -> list[tuple[str, bytes]]:
+        """Make src/ hold exactly the spec's files, rewriting only those whose content differs;
+        returns what it wrote there, (name, content) per file, each file read once."""
         mirror = self.root / "src"
         newest = max((_mtime(p) or 0 for p in (self.root / "obj").iterdir()), default=0)
-        wanted = {p.name: p for p in self.spec.files()}
+        contents = self.spec.contents()
+        names = {name for name, _ in contents}
         for stale in mirror.iterdir():
-            if stale.name not in wanted:
+            if stale.name not in names:
                 stale.unlink()
-        for name, source in wanted.items():
-            content = source.read_bytes()
+        for name, content in contents:
             target = mirror / name
             with contextlib.suppress(OSError):
                 if target.read_bytes() == content:
@@ -169,6 +171,7 @@ class Workspace:
             # never takes an object for newer than the edit it must follow.
             if _mtime(target) <= newest:
                 os.utime(target, ns=(newest + 1, newest + 1))
+        return contents
 
     def _write_namespace(self) -> Path:
         path = self.root / "gen" / f"namespace-{self.spec.namespace}.cpp"
@@ -279,7 +282,7 @@ class Workspace:
         finally:
             os.close(running)
 
-    def _result(self, library: Path, outputs: list[tuple[str, str]], before: dict) -> Result:
+    def _result(self, library: Path, key: str, outputs: list[tuple[str, str]], before: dict) -> Result:
         """Which files this run compiled (their start and end in seconds, from ninja's log) and
         which it reused."""
         times = {}
@@ -288,7 +291,7 @@ class Workspace:
                 fields = row.split("\t")
                 if not row.startswith("#") and len(fields) >= 4:
                     times[fields[3]] = [int(fields[0]) / 1000, int(fields[1]) / 1000]
-        result = Result(library)
+        result = Result(library, key)
         for out, name in outputs:
             if _mtime(self.root / out) != before[out]:
                 result.compiled[name] = times.get(out, [0.0, 0.0])
