@@ -458,6 +458,51 @@ def test_sources_changed_and_changed_back_before_the_workspace_copies_them_are_n
     assert again.built_now and again.library == cache.library(build.key)
 
 
+def test_an_edit_in_the_objects_second_is_compiled_where_timestamps_are_whole_seconds(tiny, monkeypatch):
+    """On a file system that keeps whole seconds (ext3, HFS+; FAT even seconds), an edit copied in
+    the second its object was written gets that second too, and a time of 1 ns past the object's
+    is rounded down to it: ninja would take the object for newer than the edit and link it."""
+    first = jit.load(tiny)
+    workspace = next(jit.Cache.default().root.glob("workspaces/*/"))
+    # The sources and the objects dated in one second, as a whole-second file system keeps them,
+    # and a past one, before the times that ninja logged for its compiles.
+    second = (int(time.time()) - 100) * 10**9
+    newest = second + 500_000_000  # the objects' time, as a finer-grained clock wrote it
+    for path in [*workspace.glob("src/*"), *workspace.glob("gen/*")]:
+        os.utime(path, ns=(second, second))
+    for path in workspace.glob("obj/*"):
+        os.utime(path, ns=(newest, newest))
+
+    real_utime, real_write = os.utime, Workspace._write
+
+    def whole_seconds(path, times=None, *, ns=None, **kwargs):
+        if ns is None:
+            return real_utime(path, times, **kwargs)
+        return real_utime(path, ns=tuple(t // 10**9 * 10**9 for t in ns), **kwargs)
+
+    def written_in_that_second(path, content):
+        real_write(path, content)
+        if path.parent.name == "src":
+            real_utime(path, ns=(second, second))
+
+    monkeypatch.setattr(jit.workspace.os, "utime", whole_seconds)
+    monkeypatch.setattr(Workspace, "_write", staticmethod(written_in_that_second))
+    source = tiny.src / "tiny.cpp"
+    source.write_text(source.read_text() + "int lltm_edited() { return 2; }\n")
+    mtimes, real_ninja = [], Workspace._run_ninja
+
+    def ninja(self):  # as ninja sees the copy
+        mtimes.append(os.stat(self.root / "src" / "tiny.cpp").st_mtime_ns)
+        real_ninja(self)
+
+    monkeypatch.setattr(Workspace, "_run_ninja", ninja)
+    edited = jit.load(tiny)
+    assert edited.key != first.key and edited.built_now
+    assert mtimes[0] > newest
+    [build] = [b for b in jit.Cache.default().builds() if b["key"] == edited.key]
+    assert "tiny.cpp" in build["compiled"], build
+
+
 def test_a_build_removed_before_it_loads_is_looked_for_again(tiny, monkeypatch):
     """Another process's clean-up (LLTM_JIT_KEEP_DAYS=0) may remove a build between its lookup
     and the shared hold that marks it in use: the load looks again, and builds it again."""

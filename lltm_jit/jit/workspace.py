@@ -170,7 +170,7 @@ class Workspace:
             # Newer than every object, even where the clock moves in coarse steps, so that ninja
             # never takes an object for newer than the edit it must follow.
             if _mtime(target) <= newest:
-                os.utime(target, ns=(newest + 1, newest + 1))
+                _make_newer(target, newest)
         return contents
 
     def _write_namespace(self) -> Path:
@@ -329,6 +329,16 @@ class Workspace:
                     removed.append(path)
             folder.rmdir()  # where no workspace is left
         return removed
+
+
+def _make_newer(path: Path, newest: int) -> None:
+    """Give `path` a modification time past `newest` (ns), by the least step its file system
+    keeps: a time of 1 ns more is rounded down to `newest`'s own where timestamps have whole
+    seconds (ext3, HFS+) or even seconds (FAT)."""
+    for step in (1, 10**3, 10**6, 10**9, 2 * 10**9):
+        os.utime(path, ns=(newest + step, newest + step))
+        if _mtime(path) > newest:
+            return
 
 
 def _mtime(path: Path) -> int | None:
