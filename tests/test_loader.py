@@ -959,6 +959,20 @@ def test_a_cache_directory_that_others_can_write_is_refused(tmp_path, monkeypatc
         jit.load(jit.BuildSpec.current("lltm_jit_never_built"))
 
 
+@pytest.mark.parametrize("path", ["lib", "obj/tiny.cpp.o"])
+def test_a_workspace_file_or_folder_that_others_can_write_is_refused(tiny, path):
+    """An object or a library that someone else could have planted would be taken for up to date,
+    linked and published."""
+    jit.load(tiny)
+    [workspace] = jit.Cache.default().root.glob("workspaces/*/")
+    (workspace / path).chmod((workspace / path).stat().st_mode | 0o002)
+    other = jit.BuildSpec(tiny.namespace + "_other", (), tiny.src)  # a new key, in the same workspace
+    message = f"refusing the workspace {workspace}: {workspace / path} is writable by its group or by others"
+    with pytest.raises(jit.CacheError, match=re.escape(message)):
+        jit.load(other)
+    assert [b["namespace"] for b in jit.Cache.default().builds()] == [tiny.namespace]
+
+
 @pytest.mark.parametrize("change", ["group-writable", "another owner"])
 def test_a_cached_build_that_others_could_have_written_is_refused(tmp_path, change):
     cache = jit.Cache(tmp_path / "cache")

@@ -133,11 +133,10 @@ class Workspace:
         BuildFailed with ninja's output if a compile or the link fails."""
         with self.cache.writing():
             # One at a time: mkdir's parents get the umask's mode (group-writable under 002), not 0o755.
-            for folder in (self.root, *(self.root / name for name in ("src", "gen", "obj", "lib"))):
+            folders = [self.root / name for name in ("src", "gen", "obj", "lib")]
+            for folder in (self.root, *folders):
                 folder.mkdir(exist_ok=True, mode=0o755)
-            if reason := untrusted(self.root):
-                raise CacheError(f"lltm_jit: refusing the workspace {self.root}: {reason}. Remove it "
-                                 "(`python -m lltm_jit clean`) to rebuild it.")
+            self._check_trust(folders)
             for stale in [*self.root.glob("obj/*.tmp"), *self.root.glob("lib/*.tmp")]:
                 stale.unlink()  # of a killed compile: never an input
             key = self.spec.key(self._mirror())
@@ -150,6 +149,17 @@ class Workspace:
         before = {out: _mtime(self.root / out) for out, _ in outputs}
         self._run_ninja()
         return self._result(library, key, outputs, before)
+
+    def _check_trust(self, folders: list[Path]) -> None:
+        """CacheError naming the first path of the workspace that someone else could have written:
+        the workspace, its folders, ninja's files or a file in a folder. ninja takes a planted
+        object or library for up to date, and the library is published."""
+        ninja_files = [self.root / name for name in ("build.ninja", ".ninja_log", ".ninja_deps")]
+        for path in [self.root, *folders, *(p for p in ninja_files if p.exists()),
+                     *(p for folder in folders for p in sorted(folder.iterdir()))]:
+            if reason := untrusted(path):
+                raise CacheError(f"lltm_jit: refusing the workspace {self.root}: {reason}. Remove it "
+                                 "(`python -m lltm_jit clean`) to rebuild it.")
 
     def _mirror(self) -> list[tuple[str, bytes]]:
         """Make src/ hold exactly the spec's files, rewriting only those whose content differs;
