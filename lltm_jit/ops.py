@@ -132,7 +132,8 @@ def reload(src=None) -> jit.Build:
 
     For kernel iteration in a running session: edit ``src/``, call ``lltm_jit.reload()``; or
     edit a copy of it and call ``lltm_jit.reload(copy)``, and ``lltm_jit.reload()`` goes back.
-    src: a folder of sources (default: the package's own, `jit.source_dir`).
+    src: a folder of sources (default: the package's own, `jit.source_dir`); BuildError, before
+    anything is built, if it has no C++ sources.
     A changed build gets its own operator namespace ``lltm_jit_<id>``, ``<id>`` the first 12 hex
     digits of the sources' key under ``lltm_jit`` (torch cannot redefine ``torch.ops.lltm_jit.*``,
     which keeps naming the build loaded at import).

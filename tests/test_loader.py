@@ -520,6 +520,25 @@ def test_a_build_removed_before_it_loads_is_looked_for_again(tiny, monkeypatch):
     assert len(calls) == 2 and again.built_now and again.library.exists()
 
 
+@pytest.mark.parametrize("folder", ["missing", "a file", "empty"])
+def test_reload_of_a_folder_without_sources_is_a_build_error_naming_it(tmp_path, monkeypatch, folder):
+    """Raised before anything is built or copied: a build of no sources registers no operators."""
+    import lltm_jit
+
+    path, reason = tmp_path / folder, {"missing": "it does not exist", "a file": "it is not a folder",
+                                       "empty": "it has no .cpp file"}[folder]
+    if folder == "a file":
+        path.write_text("")
+    elif folder == "empty":
+        path.mkdir()
+        (path / "lltm.h").write_text("")
+    monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(tmp_path / "cache"))
+    before = lltm_jit.build_info()
+    with pytest.raises(jit.BuildError, match=re.escape(f"lltm_jit: no C++ sources in {path}: {reason}")):
+        lltm_jit.reload(path)
+    assert lltm_jit.build_info() == before and not (tmp_path / "cache").exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # Failures before compiling (slow: a subprocess importing torch, seconds each)
 

@@ -28,10 +28,24 @@ def env_off(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
 
 
-def source_dir() -> Path:
-    """The C++/CUDA sources: ``lltm_jit/csrc`` in an installed wheel, ``src/`` in a checkout."""
+def _has_sources(folder: Path) -> bool:
+    """Whether `folder` is a folder with a C++ source (not a hidden file: an editor's)."""
+    return any(folder.glob("[!.]*.cpp"))
+
+
+def source_dir(folder: Path | None = None) -> Path:
+    """The C++/CUDA sources: `folder`, else ``lltm_jit/csrc`` in an installed wheel, ``src/`` in a
+    checkout. BuildError if `folder` has no C++ sources: a build of none would register no
+    operators."""
+    if folder is not None:
+        folder = Path(folder)
+        if not _has_sources(folder):
+            reason = ("it does not exist" if not folder.exists() else "it is not a folder" if not folder.is_dir()
+                      else "it has no .cpp file")
+            raise BuildError(f"lltm_jit: no C++ sources in {folder}: {reason}")
+        return folder
     for candidate in (PACKAGE_DIR / "csrc", PACKAGE_DIR.parent / "src"):
-        if any(candidate.glob("*.cpp")):
+        if _has_sources(candidate):
             return candidate
     raise BuildError(
         f"lltm_jit: the C++ sources were not found in {PACKAGE_DIR / 'csrc'} "

@@ -70,9 +70,9 @@ class BuildSpec:
 
     @classmethod
     def current(cls, namespace: str, archs: tuple[str, ...] | None = None, src: Path | None = None) -> BuildSpec:
-        """This machine's build of `src` (default: the package's sources)."""
-        return cls(namespace, env.cuda_archs() if archs is None else archs,
-                   env.source_dir() if src is None else Path(src))
+        """This machine's build of `src` (default: the package's sources); BuildError if `src`
+        has no C++ sources."""
+        return cls(namespace, env.cuda_archs() if archs is None else archs, env.source_dir(src))
 
     def files(self) -> list[Path]:
         """Every source and header in `src`, which the key covers: regular files, not hidden ones
