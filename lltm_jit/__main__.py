@@ -30,10 +30,17 @@ def _info(args) -> int:
     print(f"sources       {spec.src}")
     problem = cache.problem()
     print(f"cache         {cache.root}" + (f" (no new builds: {problem})" if problem else ""))
+    try:
+        cache.check_root()  # as the import does: a cache that is not this user's is not used at all
+        refused = None
+    except jit.CacheError as error:
+        refused = str(error).removeprefix("lltm_jit: ")
     print(f"this setup    key {key}: CPU" + (f" + CUDA sm {', '.join(spec.cuda_archs)}" if spec.cuda_archs else " only"))
     builds = cache.builds()
     build = next((b for b in builds if b["key"] == key), None)
-    if build is not None:
+    if refused:
+        print(f"              the next import fails: {refused}")
+    elif build is not None:
         print(f"              built in {build.get('build_seconds')} s; critical path: {build.get('critical_path')}")
         compiled = build.get("compiled", {})
         times = ", ".join(f"{name} {start:.1f}-{end:.1f}" for name, (start, end) in compiled.items())
@@ -55,7 +62,7 @@ def _info(args) -> int:
         archs = ", ".join(b.get("cuda_archs", [])) or "cpu only"
         print(f"  {b['key']}  torch {b.get('torch')}  {archs}  built {b.get('built_at')}  "
               f"last used {_when(b.get('last_used'))}\n      from {b.get('src')} in {b['directory']}")
-    return 1 if build is None and problem else 0
+    return 1 if refused or (build is None and problem) else 0
 
 
 def _cmake_args(build, include_dir) -> str:
@@ -113,7 +120,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lltm_jit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="versions, cache directory and key, what is built, what the last build "
-                        "compiled and reused; exits 1 if this setup is not built and the cache cannot take it")
+                        "compiled and reused; exits 1 if the next import fails: this setup is not built and the "
+                        "cache cannot take it, or the cache is refused (others can write it)")
     build = commands.add_parser("build", help="build ahead of time (e.g. in a container image); say where the "
                                 "library is and how a C++ program links it")
     build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")

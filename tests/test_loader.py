@@ -992,6 +992,21 @@ def test_a_workspace_file_or_folder_that_others_can_write_is_refused(tiny, path)
     assert [b["namespace"] for b in jit.Cache.default().builds()] == [tiny.namespace]
 
 
+def test_info_reports_a_cache_directory_that_others_can_write_as_refused(tmp_path, monkeypatch, capsys):
+    """The import refuses such a cache even where it holds this setup's build: `info` says so and
+    exits 1, as for any cache that the next import cannot use."""
+    from lltm_jit.__main__ import main
+
+    root = tmp_path / "shared"
+    monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(root))
+    fake_build(jit.Cache(root), jit.BuildSpec.current("lltm_jit").key(), publish=True)
+    root.chmod(0o775)
+    assert main(["info"]) == 1
+    out = capsys.readouterr().out
+    assert f"the next import fails: refusing the cache directory: {root} is writable by its group" in out, out
+    assert "built in" not in out
+
+
 @pytest.mark.parametrize("change", ["group-writable", "another owner"])
 def test_a_cached_build_that_others_could_have_written_is_refused(tmp_path, change):
     cache = jit.Cache(tmp_path / "cache")
