@@ -1,6 +1,7 @@
 """Command line: python -m lltm_jit {info,build,clean}."""
 
 import argparse
+import contextlib
 import shlex
 import sys
 import time
@@ -30,14 +31,19 @@ def _info(args) -> int:
     print(f"sources       {spec.src}")
     problem = cache.problem()
     print(f"cache         {cache.root}" + (f" (no new builds: {problem})" if problem else ""))
-    try:
-        cache.check_root()  # as the import does: a cache that is not this user's is not used at all
-        refused = None
-    except jit.CacheError as error:
-        refused = str(error).removeprefix("lltm_jit: ")
     print(f"this setup    key {key}: CPU" + (f" + CUDA sm {', '.join(spec.cuda_archs)}" if spec.cuda_archs else " only"))
     builds = cache.builds()
     build = next((b for b in builds if b["key"] == key), None)
+    # As the import does: a cache, or a build of this key, that another user could have written is
+    # refused (a damaged build is rebuilt).
+    refused = None
+    with contextlib.suppress(jit.cache.Damaged):
+        try:
+            cache.check_root()
+            if build is not None:
+                cache.library(key)
+        except jit.CacheError as error:
+            refused = str(error).removeprefix("lltm_jit: ")
     if refused:
         print(f"              the next import fails: {refused}")
     elif build is not None:
@@ -121,7 +127,7 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="versions, cache directory and key, what is built, what the last build "
                         "compiled and reused; exits 1 if the next import fails: this setup is not built and the "
-                        "cache cannot take it, or the cache is refused (others can write it)")
+                        "cache cannot take it, or the cache directory or this setup's build is refused (others can write it)")
     build = commands.add_parser("build", help="build ahead of time (e.g. in a container image); say where the "
                                 "library is and how a C++ program links it")
     build.add_argument("--arch", help="CUDA architectures, TORCH_CUDA_ARCH_LIST syntax: '8.0;9.0'")

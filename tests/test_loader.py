@@ -992,18 +992,35 @@ def test_a_workspace_file_or_folder_that_others_can_write_is_refused(tiny, path)
     assert [b["namespace"] for b in jit.Cache.default().builds()] == [tiny.namespace]
 
 
-def test_info_reports_a_cache_directory_that_others_can_write_as_refused(tmp_path, monkeypatch, capsys):
-    """The import refuses such a cache even where it holds this setup's build: `info` says so and
-    exits 1, as for any cache that the next import cannot use."""
+def test_a_killed_writes_leftover_does_not_stop_the_next_build(tiny):
+    """A build killed between writing a source copy (under a umask of 002) and taking its group's
+    write permission leaves a `.tmp` that no build reads: the next build removes it, not refuses."""
+    jit.load(tiny)
+    [workspace] = jit.Cache.default().root.glob("workspaces/*/")
+    for leftover in (workspace / "src" / "tiny.cpp.tmp", workspace / "gen" / "namespace-x.cpp.tmp"):
+        leftover.write_text("partial")
+        leftover.chmod(0o664)
+    jit.load(jit.BuildSpec(tiny.namespace + "_other", (), tiny.src))  # a new key, in the same workspace
+    assert not list(workspace.glob("*/*.tmp"))
+
+
+@pytest.mark.parametrize("refused", ["directory", "build"])
+def test_info_exits_1_where_the_import_refuses_this_setups_build(tmp_path, monkeypatch, capsys, refused):
+    """A cache directory, or this setup's build in it, that others can write: the import refuses
+    it (`info` says so and exits 1), even where the build is there."""
     from lltm_jit.__main__ import main
 
     root = tmp_path / "shared"
     monkeypatch.setenv("LLTM_JIT_CACHE_DIR", str(root))
-    fake_build(jit.Cache(root), jit.BuildSpec.current("lltm_jit").key(), publish=True)
-    root.chmod(0o775)
+    cache, key = jit.Cache(root), jit.BuildSpec.current("lltm_jit").key()
+    fake_build(cache, key, publish=True)
+    writable = root if refused == "directory" else cache.entry(key)
+    writable.chmod(0o775)
     assert main(["info"]) == 1
     out = capsys.readouterr().out
-    assert f"the next import fails: refusing the cache directory: {root} is writable by its group" in out, out
+    said = {"directory": "refusing the cache directory", "build": "refusing the cached build"}[refused]
+    assert f"the next import fails: {said}" in out, out
+    assert f"{writable} is writable by its group" in out, out
     assert "built in" not in out
 
 

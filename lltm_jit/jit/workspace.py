@@ -136,9 +136,12 @@ class Workspace:
             folders = [self.root / name for name in ("src", "gen", "obj", "lib")]
             for folder in (self.root, *folders):
                 folder.mkdir(exist_ok=True, mode=0o755)
-            self._check_trust(folders)
-            for stale in [*self.root.glob("obj/*.tmp"), *self.root.glob("lib/*.tmp")]:
-                stale.unlink()  # of a killed compile: never an input
+            self._check_trust([self.root, *folders])
+            for stale in (p for folder in folders for p in folder.glob("*.tmp")):
+                stale.unlink()  # of a killed write or compile (under the umask's mode): never an input
+            ninja_files = (self.root / name for name in ("build.ninja", ".ninja_log", ".ninja_deps"))
+            self._check_trust([*(p for p in ninja_files if p.exists()),
+                               *(p for folder in folders for p in sorted(folder.iterdir()))])
             key = self.spec.key(self._mirror())
             namespace_file = self._write_namespace()
             library = self.root / "lib" / f"lltm_jit_{self.spec.namespace}.so"
@@ -150,13 +153,11 @@ class Workspace:
         self._run_ninja()
         return self._result(library, key, outputs, before)
 
-    def _check_trust(self, folders: list[Path]) -> None:
-        """CacheError naming the first path of the workspace that someone else could have written:
-        the workspace, its folders, ninja's files or a file in a folder. ninja takes a planted
-        object or library for up to date, and the library is published."""
-        ninja_files = [self.root / name for name in ("build.ninja", ".ninja_log", ".ninja_deps")]
-        for path in [self.root, *folders, *(p for p in ninja_files if p.exists()),
-                     *(p for folder in folders for p in sorted(folder.iterdir()))]:
+    def _check_trust(self, paths: list[Path]) -> None:
+        """CacheError naming the first of the workspace's `paths` (its folders, ninja's files, the
+        files in the folders) that someone else could have written: ninja takes a planted object
+        or library for up to date, and the library is published."""
+        for path in paths:
             if reason := untrusted(path):
                 raise CacheError(f"lltm_jit: refusing the workspace {self.root}: {reason}. Remove it "
                                  "(`python -m lltm_jit clean`) to rebuild it.")
