@@ -151,9 +151,10 @@ NAMED_PLANS = {
 }
 # Left out of the default backends: compile in a smoke run (tens of seconds to compile on a small
 # CPU); off CUDA, gemm (the yardstick of the CUDA kernels, run on a CPU when asked for) and the
-# sequence op's CUDA-only per-step path.
+# sequence op's per-step path of CUDA kernels, which runs on CUDA only.
 NOT_QUICK = {"compile"}
-CUDA_ONLY = {"gemm", "lltm_jit_step_kernels"}
+CUDA_ONLY = {"lltm_jit_step_kernels"}
+NOT_ON_CPU = {"gemm", *CUDA_ONLY}
 
 
 def comma_list(parse: Callable[[str], object]) -> Callable[[str], list]:
@@ -170,6 +171,13 @@ def parse_dtype(name: str) -> torch.dtype:
     if name.strip() not in DTYPES:
         raise argparse.ArgumentTypeError(f"dtype {name!r}: expected one of {', '.join(DTYPES)}")
     return DTYPES[name.strip()]
+
+
+def parse_device(text: str) -> torch.device:
+    try:
+        return torch.device(text)
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected cpu, cuda or cuda:N") from None
 
 
 def parse_backend(name: str) -> str:
@@ -227,7 +235,7 @@ def parse_args() -> argparse.Namespace:
         "--steps", type=int, help="time steps T of a sequence (default 64; quick 16)"
     )
     parser.add_argument(
-        "--device", type=torch.device, help="cpu, cuda or cuda:N (default: cuda if available, else cpu)"
+        "--device", type=parse_device, help="cpu, cuda or cuda:N (default: cuda if available, else cpu)"
     )
     parser.add_argument(
         "--sizes", type=comma_list(str.strip), metavar="BxFxS,...",
@@ -242,7 +250,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--backends", type=comma_list(parse_backend), metavar="NAME,...",
         help="which to run, see below; a kind runs those it has, and a kind with none is not run "
-        f"(default: all; {', '.join(sorted(CUDA_ONLY))} on CUDA only)",
+        f"(default: all; {', '.join(sorted(NOT_ON_CPU))} on CUDA only, where "
+        f"{', '.join(sorted(CUDA_ONLY))} runs at all)",
     )
     parser.add_argument(
         "--plan", choices=NAMED_PLANS,
@@ -296,8 +305,8 @@ def parse_args() -> argparse.Namespace:
         index = torch.cuda.current_device() if args.device.index is None else args.device.index
         args.device = torch.device("cuda", index)
         torch.cuda.set_device(args.device)
-    elif args.device.type != "cpu":
-        parser.error(f"--device {args.device}: expected cpu or cuda")
+    elif args.device.type != "cpu" or args.device.index not in (None, 0):
+        parser.error(f"--device {args.device}: expected cpu, cuda or cuda:N")
     if args.graphs and args.device.type != "cuda":
         parser.error("--graphs needs a CUDA device")
     args.steps = args.steps if args.steps is not None else (16 if args.quick else 64)
@@ -318,10 +327,17 @@ def parse_args() -> argparse.Namespace:
         unknown = set(args.backends) - {n for kind in selected_kinds(args) for n in kind.backends}
         if unknown:
             parser.error(f"--backends {', '.join(sorted(unknown))}: not a backend of --kind {args.kind}")
+        if args.device.type != "cuda" and (cuda_only := CUDA_ONLY & set(args.backends)):
+            parser.error(f"--backends {', '.join(sorted(cuda_only))}: runs on CUDA only, got device {args.device}")
     try:
         args.plans = [plan for kind in selected_kinds(args) for plan in plans_of(kind, args)]
     except argparse.ArgumentTypeError as error:  # a size that the kind does not take
         parser.error(f"--sizes: {error}")
+    cases = [(plan.kind.name, str(size), dtype) for plan in args.plans for size in plan.sizes for dtype in plan.dtypes]
+    if twice := next((case for i, case in enumerate(cases) if case in cases[:i]), None):
+        # A table's ratios are of rows measured together: two runs of one case would mix them.
+        kind, size, dtype = twice
+        parser.error(f"--sizes, --dtypes: the {kind} case {size} in {str(dtype).removeprefix('torch.')} is given twice")
     if args.device.type != "cuda" and any(getattr(size, "tf32", False) for plan in args.plans for size in plan.sizes):
         parser.error("--sizes: :tf32 is a CUDA setting (cuBLAS's and cuDNN's float32 products); this run is on the CPU")
     args.repeats = args.repeats if args.repeats is not None else (20 if args.quick else 100)
@@ -331,8 +347,8 @@ def parse_args() -> argparse.Namespace:
         parser.error("--repeats must be at least 2 (for a spread)")
     if args.calls < 1:
         parser.error("--calls must be at least 1")
-    if args.warmup < 0 or args.budget < 0:
-        parser.error("--warmup and --budget must not be negative")
+    if args.warmup < 0 or not args.budget >= 0:
+        parser.error("--warmup and --budget must not be negative (or, for --budget, nan)")
     if not args.no_save:  # now, not after the run, whose results would then be lost
         try:
             args.out.mkdir(parents=True, exist_ok=True)
@@ -360,7 +376,7 @@ def plans_of(kind: Kind, args: argparse.Namespace) -> list[Plan]:
     if args.backends or named:
         wanted = set(args.backends or named.backends)
     else:
-        wanted = set(kind.backends) - (NOT_QUICK if args.quick else set()) - (set() if cuda else CUDA_ONLY)
+        wanted = set(kind.backends) - (NOT_QUICK if args.quick else set()) - (set() if cuda else NOT_ON_CPU)
     backends = [name for name in kind.backends if name in wanted]
     if named:
         defaults = named.plans

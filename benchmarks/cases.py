@@ -231,7 +231,14 @@ def run(plans: list[Plan], settings: Settings) -> tuple[Machine, list[Result]]:
     for plan in plans:
         for size in plan.sizes:
             for dtype in plan.dtypes:
-                case = plan.kind.make_case(size, dtype, settings.device)
+                try:
+                    case = plan.kind.make_case(size, dtype, settings.device)
+                except Exception as error:  # out of memory, say: its rows say so, the other cases run
+                    results += [Result(plan.kind, size, dtype, name, mode, "ERROR", [], None, error_note(error), None)
+                                for mode in MODES for name in plan.backends]
+                    for _ in plan.backends:
+                        progress.advance()
+                    continue
                 with plan.kind.context(size) if plan.kind.context else contextlib.nullcontext():
                     results += run_case(plan.kind, case, plan.backends, settings, progress)
     progress.show("measuring copy bandwidth and matmul peak again")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import math
 import os
 import platform
 import shlex
@@ -99,7 +100,7 @@ def fmt_spread(r: dict) -> str:
 def table(records: list[dict], env: dict, machine: Machine) -> str:
     """The report, within 100 columns: a section per kind, a group of rows per case and mode. A
     group shows the ratio columns it has a value in and the extra columns its records carry."""
-    peaks = ", ".join(f"{d} {f / 1e9:.0f}" for d, f in machine.matmul_flops_per_s.items())
+    peaks = ", ".join(f"{d} {f / 1e9:.0f}" for d, f in machine.matmul_flops_per_s.items()) or "none measured"
     lines = [
         f"lltm_jit {env['lltm_jit']} ({env['lltm_jit_build']['backend']}), torch {env['torch']}, "
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
@@ -145,9 +146,11 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
             lines.append(row.format(r["backend"], *cells, r["note"])[:100].rstrip())
     if any(below_floor(r) for r in records):
         lines += ["", *textwrap.wrap(
-            "!: t/floor below 1, faster than the floor: the floor is no bound there, as the machine's "
-            "peaks were measured slower than they are (other work on a shared machine while they "
-            "were measured, before and after the cases); rerun on an idle machine", width=96)]
+            "!: t/floor below 1, faster than the floor: the floor is no bound there. Either the "
+            "machine's peaks were measured slower than they are (other work on a shared machine while "
+            "they were measured, before and after the cases: rerun on an idle machine), or the case's "
+            "products outrun torch.mm's, whose best rate the matmul peak is (on a CPU, our own kernels "
+            "can)", width=96)]
     lines += ["", verdict(records, env)[0]]
     return "\n".join(lines)
 
@@ -263,6 +266,18 @@ def plot(records: list[dict], path: Path, title: str) -> bool:
     return True
 
 
+def _strict(value):
+    """`value` with each float that strict JSON has no number for (nan, inf: a check's error of a
+    NaN result, an unbounded --budget) as its name, a string."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    return value
+
+
 def save(records: list[dict], env: dict, machine: Machine, settings: Settings, out: Path,
          with_plot: bool = True) -> None:
     """<device>[-graphs]-<date>-<time>.json (every number and the environment) and .png in `out`."""
@@ -275,7 +290,7 @@ def save(records: list[dict], env: dict, machine: Machine, settings: Settings, o
         "machine": dataclasses.asdict(machine),
         "results": records,
     }
-    json_path.write_text(json.dumps(document, indent=1) + "\n")
+    json_path.write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
     print(f"saved {json_path}")
     png_path = out / f"{stem}.png"
     title = f"lltm_jit {env['lltm_jit']} on {env['device_name']}, torch {env['torch']}"

@@ -138,9 +138,12 @@ class Machine:
     copy_bytes_per_s: float  # bytes read + written per second by a large copy
     matmul_flops_per_s: dict[str, float]  # by dtype name: a large square matmul
 
-    def floor(self, flops: float, bytes_moved: float, dtype: torch.dtype) -> tuple[float, str]:
+    def floor(self, flops: float, bytes_moved: float, dtype: torch.dtype) -> tuple[float | None, str | None]:
         """The least time work of `flops` in matrix products of `dtype` and `bytes_moved` through
-        memory can take here, and what bounds it ("compute" or "memory")."""
+        memory can take here, and what bounds it ("compute" or "memory"); (None, None) for a dtype
+        whose products were not measured."""
+        if dtype_name(dtype) not in self.matmul_flops_per_s:
+            return None, None
         compute = flops / self.matmul_flops_per_s[dtype_name(dtype)]
         memory = bytes_moved / self.copy_bytes_per_s
         return (compute, "compute") if compute >= memory else (memory, "memory")
@@ -157,6 +160,9 @@ def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
     slows one sample of each rather than every sample of one; `run` measures again after the cases
     and keeps the best of the two."""
     cuda = device.type == "cuda"
+    # torch.mm in float16 has no fast CPU path: ~1 GFLOP/s, tens of seconds to measure, and no
+    # bound on a kernel of its own. Such rows show no floor.
+    dtypes = [dtype for dtype in dtypes if cuda or dtype != torch.float16]
     src = torch.ones((1 << 30 if cuda else 1 << 28) // 4, device=device)  # 1 GiB; 256 MiB on a CPU
     dst = torch.empty_like(src)
     n = 8192 if cuda else 1024  # a GPU needs this much to reach its peak; a CPU takes ~50 ms at 1024

@@ -142,6 +142,45 @@ def test_a_time_under_the_floor_is_flagged(matmul_run):
     assert any(line.startswith("!: t/floor below 1") for line in lines), lines
 
 
+def test_a_case_that_cannot_be_made_is_an_error_row_and_the_others_run():
+    """A size that cannot be allocated (here a negative one) costs its own rows, not the run."""
+    settings = Settings(torch.device("cpu"), warmup=1, repeats=MIN_ROUNDS, calls=2, budget=0.0)
+    plan = Plan(matmul_kind(), sizes=[Square(-1), Square(8)], dtypes=[torch.float32], backends=["eager", "train_only"])
+    _, results = run([plan], settings)
+    by_size = {str(size): [r for r in results if r.size == size] for size in plan.sizes}
+    assert {(r.status, r.note.split(":")[0]) for r in by_size["-1x-1"]} == {("ERROR", "ERROR RuntimeError")}
+    assert len(by_size["-1x-1"]) == 4  # each backend in each mode, as a backend that raises
+    assert {r.status for r in by_size["8x8"]} == {"ok"}
+
+
+def test_saved_results_are_strict_json(matmul_run, tmp_path):
+    """A check's error of a NaN result, or an unbounded budget, is written as a string: strict
+    JSON (and so most readers other than Python's) has no NaN or Infinity."""
+    import json
+
+    machine, _, records = matmul_run
+    records = [{**r, "errors": {"out": math.nan}} for r in records]
+    settings = Settings(torch.device("cpu"), warmup=1, repeats=2, calls=1, budget=math.inf)
+    bench.save(records, {**ENV, "budget_s": math.inf}, machine, settings, tmp_path, with_plot=False)
+
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    [path] = tmp_path.glob("*.json")
+    document = json.loads(path.read_text(), parse_constant=refuse)
+    assert document["environment"]["budget_s"] == "inf"
+    assert document["results"][0]["errors"] == {"out": "nan"}
+
+
+def test_a_dtype_without_a_measured_peak_has_no_floor():
+    """float16 products on a CPU (torch.mm has no fast path for them) are not measured, and their
+    rows show no floor rather than one far below what the kernels do."""
+    from benchmarks.timing import measure_machine
+
+    assert "float16" not in measure_machine(torch.device("cpu"), [torch.float16]).matmul_flops_per_s
+    assert Machine(1e9, {"float32": 1e9}).floor(1e6, 1e3, torch.float16) == (None, None)
+
+
 def test_machine_keeps_the_best_of_two_measurements():
     slow = Machine(copy_bytes_per_s=1.0, matmul_flops_per_s={"float32": 5.0, "bfloat16": 1.0})
     fast = Machine(copy_bytes_per_s=2.0, matmul_flops_per_s={"float32": 3.0, "bfloat16": 4.0})
@@ -509,6 +548,14 @@ def test_issue_21_bars():
     (["--budget", "-1"], "--warmup and --budget must not be negative"),
     (["--kind", "sequence", "--sizes", "3x5x7:tf32"], "--sizes: :tf32 is a CUDA setting"),
     (["--out", __file__], f"--out {__file__}: cannot write there"),
+    (["--kind", "step", "--sizes", "3x5x7,3x5x7"], "--sizes, --dtypes: the step case 3x5x7 in float32 is given twice"),
+    (["--kind", "sequence", "--sizes", "3x5x7:L2:bi,3x5x7:bi:L2"], "--sizes, --dtypes: the sequence case 3x5x7 T=64 "),
+    (["--kind", "step", "--dtypes", "float64,float64"], "--sizes, --dtypes: the step case 16x32x128 in float64 is given twice"),
+    (["--device", "foo"], "argument --device: 'foo': expected cpu, cuda or cuda:N"),
+    (["--device", "cpu:1"], "--device cpu:1: expected cpu, cuda or cuda:N"),
+    (["--budget", "nan"], "--warmup and --budget must not be negative (or, for --budget, nan)"),
+    (["--kind", "sequence", "--backends", "lltm_jit_step_kernels"],
+     "--backends lltm_jit_step_kernels: runs on CUDA only, got device cpu"),
 ])
 def test_bench_refuses_options_that_do_not_fit(monkeypatch, capsys, argv, error):
     with pytest.raises(SystemExit) as exit:
