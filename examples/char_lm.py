@@ -73,7 +73,7 @@ class Batches:
     def __init__(self, text, seq_len: int, global_batch: int, seed: int, rank: int, world: int):
         self.text, self.seq_len, self.seed = text, seq_len, seed
         self.windows = (len(text) - 1) // seq_len - 1  # room for any offset below seq_len
-        self.steps_per_epoch = self.windows // global_batch
+        self.steps_per_epoch = max(self.windows, 0) // global_batch
         if self.steps_per_epoch == 0:
             raise SystemExit(f"char_lm: a global batch of {global_batch} windows of {seq_len} characters "
                              f"needs more than the {len(text)} training characters")
@@ -252,6 +252,9 @@ def train(args, rank: int, world: int, device: torch.device) -> None:
     corpus = Corpus()
     train_text, val_text = corpus.train.to(device), corpus.val.to(device)
     batches = Batches(train_text, args.seq_len, args.global_batch, args.seed, rank, world)
+    if len(val_text) <= args.seq_len:  # no validation window: its loss would be 0 / 0
+        raise SystemExit(f"char_lm: a window of {args.seq_len} characters needs more than the {len(val_text)} "
+                         "validation characters")
 
     torch.manual_seed(args.seed)  # the same initial parameters on every rank, as in one process
     model = CharLM(len(corpus.chars), args.embed, args.state, args.layers, args.dropout, device)
@@ -382,6 +385,12 @@ def main() -> int:
     for name in ("batch", "seq_len", "eval_every"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not args.temperature > 0:
+        parser.error(f"--temperature must be positive, got {args.temperature}")
+    try:
+        torch.device(args.device)
+    except RuntimeError:
+        parser.error(f"--device {args.device}: expected cpu or cuda")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error(f"--device {args.device}: torch sees no CUDA device")
 

@@ -129,11 +129,25 @@ def test_resume_takes_this_runs_learning_rate_and_precision(tmp_path):
     (["--batch", "0"], "--batch must be at least 1"),
     (["--eval-every", "0"], "--eval-every must be at least 1"),
     (["--device", "cuda"], "--device cuda: torch sees no CUDA device"),
+    (["--device", "bogus"], "--device bogus: expected cpu or cuda"),
+    (["--temperature", "0"], "--temperature must be positive, got 0.0"),
+    (["--temperature", "nan"], "--temperature must be positive, got nan"),
 ])
 def test_char_lm_refuses_arguments_it_cannot_run(argv, error):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(REPO))
     result = subprocess.run([sys.executable, CHAR_LM, *argv], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and f"error: {error}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("seq_len, error", [
+    (10**6, "characters needs more than the"),  # past the training text: no window at all
+    (120_000, "characters needs more than the"),  # past the validation text's ~110 000
+])
+def test_char_lm_refuses_windows_longer_than_its_text(tmp_path, seq_len, error):
+    """A window longer than the training or the validation text: a message, not a traceback from
+    randperm or a NaN validation loss."""
+    out = run(["--seq-len", str(seq_len), "--batch", "1", "--steps", "1"], tmp_path, fails=True)
+    assert error in out and "Traceback" not in out, out
 
 
 def test_train_ddp_asks_for_torchrun():
