@@ -26,9 +26,15 @@ struct StepSizes {
   int64_t batch, features, state;
 };
 
+// Every argument of the cell's forward operator, in the order of checks.py's check_step, which the
+// fake kernel runs: the two give the same words.
 inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Tensor& bias, const Tensor& old_h,
                             const Tensor& old_cell) {
   constexpr const char* op = "lltm";
+  const std::initializer_list<Named> named{
+      {"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h}, {"old_cell", &old_cell}};
+  check_defined(op, named);
+  check_same_kind(op, named);
   check_rank(op, input, "input", 2, "(batch, input_features)");
   check_rank(op, old_h, "old_h", 2, "(batch, state_size)");
   check_non_empty(op, old_h, "old_h", 1, "state");
@@ -38,6 +44,7 @@ inline StepSizes check_step(const Tensor& input, const Tensor& weights, const Te
   check_input_features(op, input, "(batch, input_features)", weights, cell.features);
   const StepSizes s{input.size(0), cell.features, cell.state};
   check_shape(op, old_h, "old_h", "(batch, state_size)", {s.batch, s.state});
+  check_shape(op, old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   return s;
 }
 
@@ -53,12 +60,7 @@ inline Tensor cat_columns(const Tensor& old_h, const Tensor& input) { return ate
 template <FusedForward fused, Join join>
 std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
-  const std::initializer_list<Named> named{
-      {"input", &input}, {"weights", &weights}, {"bias", &bias}, {"old_h", &old_h}, {"old_cell", &old_cell}};
-  check_defined("lltm", named);
-  check_same_kind("lltm", named);
   const StepSizes s = check_step(input, weights, bias, old_h, old_cell);
-  check_shape("lltm", old_cell, "old_cell", "(batch, state_size)", {s.batch, s.state});
   const Tensor gates = bias.reshape({3 * s.state}).addmm(join(old_h, input), weights.t());
   Tensor new_h = input.new_empty({s.batch, s.state});
   Tensor new_cell = input.new_empty({s.batch, s.state});
