@@ -1,5 +1,5 @@
-// The bfloat16 products of cpu_bf16.h: the tile kernel of cpu_blas.cpp's float one, with each k
-// step a pair of k and each FMA a vdpbf16ps.
+// The bfloat16 products of cpu_bf16.h: on AVX512-BF16, the tile kernel of cpu_blas.cpp's float one
+// with each k step a pair of k and each FMA a vdpbf16ps; on AMX, C in tiles of 16 x 16 floats.
 #include "cpu_bf16.h"
 
 #include "cpu_blas.h"
@@ -13,6 +13,16 @@
 #else
 #define LLTM_HAS_BF16_KERNEL 0
 #endif
+// AMX's intrinsics: GCC 11, clang 12; tiles need the kernel's leave (Linux 5.16: arch_prctl).
+#if LLTM_HAS_BF16_KERNEL && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+#define LLTM_HAS_AMX_KERNEL 1
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#define LLTM_HAS_AMX_KERNEL 0
+#endif
 
 namespace lltm::cpu {
 
@@ -25,9 +35,34 @@ bool has_bf16() {
   return false;
 #endif
 }
+
+// AMX-TILE and AMX-BF16 by CPUID, and the kernel's leave to use the tiles' state, asked once for the
+// process (without it the first tile instruction faults).
+bool has_amx() {
+#if LLTM_HAS_AMX_KERNEL
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool tiles = (d >> 24) & 1u, bf16 = (d >> 22) & 1u;
+    constexpr long kRequestPermission = 0x1023, kTileData = 18;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
+    return tiles && bf16 && has_bf16() && syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
 }  // namespace
 
-bool bf16_products() { return has_bf16() && recurrence_blas(false, 0) == Blas::kAvx512; }
+namespace {
+Bf16Kernel best_bf16(Blas allowed) {
+  if (allowed == Blas::kAmx && has_amx()) return Bf16Kernel::kAmx;
+  if (allowed <= Blas::kAvx512 && has_bf16()) return Bf16Kernel::kAvx512;
+  return Bf16Kernel::kNone;
+}
+}  // namespace
+
+Bf16Kernel bf16_kernel() { return best_bf16(allowed_blas()); }
 
 namespace {
 
@@ -134,12 +169,138 @@ __mmask16 first_lanes(int64_t count) {
 
 namespace {
 
+#if LLTM_HAS_AMX_KERNEL
+#define LLTM_AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
+
+// AMX's tiles as this kernel uses them: C in tiles 0-3 (a block of up to 32 rows by 32 columns:
+// tile 2i + j holds rows 16i.. and columns 16j..), A's two tiles of rows in 4 and 5 (16 rows by 32
+// bfloat16 of k), B's two of columns in 6 and 7 (16 pair rows by 16 columns). Each 32 of k costs up
+// to 4 TDPBF16PS over 4 tile loads.
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t bytes_per_row[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// The tiles for a block whose two tiles of rows have rows0 and rows1 rows (rows1 may be 0: tiles 2,
+// 3 and 5 then stay unconfigured and unused). Loading a configuration zeroes every tile.
+LLTM_AMX void configure(int rows0, int rows1) {
+  TileConfig config;
+  const int rows[8] = {rows0, rows0, rows1, rows1, rows0, rows1, 16, 16};
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = static_cast<uint8_t>(rows[t]);
+    config.bytes_per_row[t] = rows[t] > 0 ? 64 : 0;
+  }
+  _tile_loadconfig(&config);
+}
+
+// Where C's tile (rows x columns at c) loads from and stores to: c itself, or for a tile with
+// columns past n, `edge` (16 x 16 floats, C's part copied in where accumulating, zeros beside it),
+// since the tile's loads and stores cover whole rows of 16.
+const float* c_source(const float* c, int64_t ldc, int rows, int columns, float* edge) {
+  if (columns == 16) return c;
+  for (int r = 0; r < rows; ++r) std::fill_n(std::copy_n(c + r * ldc, columns, edge + r * 16), 16 - columns, 0.0f);
+  return edge;
+}
+
+void edge_to_c(const float* edge, float* c, int64_t ldc, int rows, int columns) {
+  for (int r = 0; r < rows; ++r) std::copy_n(edge + r * 16, columns, c + r * ldc);
+}
+
+// The tile instructions take the tile's number as a literal (GCC's macros paste it into the
+// assembly), hence macros rather than a function of it.
+#define LLTM_LOAD_C(tile, c, ldc, rows, columns, accumulate, edge)                                    \
+  do {                                                                                               \
+    if (!(accumulate)) {                                                                             \
+      _tile_zero(tile);                                                                              \
+    } else {                                                                                         \
+      const float* from = c_source(c, ldc, rows, columns, edge);                                     \
+      _tile_loadd(tile, from, (from == (c) ? (ldc) : 16) * sizeof(float));                          \
+    }                                                                                                \
+  } while (false)
+#define LLTM_STORE_C(tile, c, ldc, rows, columns, edge)                                               \
+  do {                                                                                               \
+    if ((columns) == 16) {                                                                           \
+      _tile_stored(tile, c, (ldc) * sizeof(float));                                                  \
+    } else {                                                                                         \
+      _tile_stored(tile, edge, 16 * sizeof(float));                                                  \
+      edge_to_c(edge, c, ldc, rows, columns);                                                        \
+    }                                                                                                \
+  } while (false)
+
+// C (m x n) (+)= A (m x k, row-major with lda) B (pairs, ld pair_ld(n), pair_rows(k) rows): for each
+// block of 32 rows, each block of 32 columns, the whole depth in the tiles. A's last part of k
+// (k % 32) goes through a copy padded with zeros (B's padding rows are zeros too), so that what lies
+// past A's rows never enters a sum.
+LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k,
+                          float* c, int64_t ldc, bool accumulate) {
+  const int64_t ldb = pair_ld(n), whole = k / 32 * 32, rest = k - whole;
+  alignas(64) uint16_t tail[32 * 32];
+  alignas(64) float edge[4][16 * 16];
+  int configured0 = -1, configured1 = -1;
+  for (int64_t r = 0; r < m; r += 32) {
+    const int rows0 = static_cast<int>(std::min<int64_t>(16, m - r));
+    const int rows1 = static_cast<int>(std::min<int64_t>(16, std::max<int64_t>(0, m - r - 16)));
+    if (rows0 != configured0 || rows1 != configured1) {
+      configure(rows0, rows1);
+      configured0 = rows0;
+      configured1 = rows1;
+    }
+    const uint16_t* a0 = a + r * lda;
+    const uint16_t* a1 = a0 + 16 * lda;
+    if (rest > 0) {
+      std::fill_n(tail, 32 * 32, uint16_t{0});
+      for (int i = 0; i < rows0 + rows1; ++i) std::copy_n(a0 + i * lda + whole, rest, tail + i * 32);
+    }
+    for (int64_t j = 0; j < n; j += 32) {
+      const int columns0 = static_cast<int>(std::min<int64_t>(16, n - j));
+      const int columns1 = static_cast<int>(std::min<int64_t>(16, std::max<int64_t>(0, n - j - 16)));
+      float* c0 = c + r * ldc + j;
+      float* c1 = rows1 > 0 ? c0 + 16 * ldc : nullptr;
+      LLTM_LOAD_C(0, c0, ldc, rows0, columns0, accumulate, edge[0]);
+      if (columns1 > 0) LLTM_LOAD_C(1, c0 + 16, ldc, rows0, columns1, accumulate, edge[1]);
+      if (rows1 > 0) {
+        LLTM_LOAD_C(2, c1, ldc, rows1, columns0, accumulate, edge[2]);
+        if (columns1 > 0) LLTM_LOAD_C(3, c1 + 16, ldc, rows1, columns1, accumulate, edge[3]);
+      }
+      for (int64_t i = 0; i < k; i += 32) {
+        const bool padded = i == whole;  // the last, partial 32 of k
+        const uint32_t* bi = b + i / 2 * ldb + j;
+        if (padded) {
+          _tile_loadd(4, tail, 64);
+          if (rows1 > 0) _tile_loadd(5, tail + 16 * 32, 64);
+        } else {
+          _tile_loadd(4, a0 + i, lda * sizeof(uint16_t));
+          if (rows1 > 0) _tile_loadd(5, a1 + i, lda * sizeof(uint16_t));
+        }
+        _tile_loadd(6, bi, ldb * sizeof(uint32_t));
+        _tile_dpbf16ps(0, 4, 6);
+        if (rows1 > 0) _tile_dpbf16ps(2, 5, 6);
+        if (columns1 > 0) {
+          _tile_loadd(7, bi + 16, ldb * sizeof(uint32_t));
+          _tile_dpbf16ps(1, 4, 7);
+          if (rows1 > 0) _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      LLTM_STORE_C(0, c0, ldc, rows0, columns0, edge[0]);
+      if (columns1 > 0) LLTM_STORE_C(1, c0 + 16, ldc, rows0, columns1, edge[1]);
+      if (rows1 > 0) {
+        LLTM_STORE_C(2, c1, ldc, rows1, columns0, edge[2]);
+        if (columns1 > 0) LLTM_STORE_C(3, c1 + 16, ldc, rows1, columns1, edge[3]);
+      }
+    }
+  }
+  _tile_release();
+}
+#endif
+
 template <Layout layout>
 void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c, int64_t ldc,
              bool accumulate) {
 #if LLTM_HAS_BF16_KERNEL
   // A's rows r..r+7 start at element r * lda of A (kRows) or at word r of each pair row (kPairs).
-  const int64_t row_step = layout == Layout::kRows ? lda : 1;
+  const int64_t row_step = layout == Layout::kRows ? lda : 1, ldb = pair_ld(n);
   for (int64_t first = 0; first < n; first += kPanel) {
     const int64_t columns = std::min<int64_t>(kPanel, n - first);
     const __mmask16 lo = first_lanes(columns), hi = first_lanes(columns - kLanes);
@@ -147,7 +308,7 @@ void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n
     for (int64_t r = 0; r < m; r += kTileRows) {
       const void* rows = layout == Layout::kRows ? static_cast<const void*>(static_cast<const uint16_t*>(a) + r * row_step)
                                                  : static_cast<const void*>(static_cast<const uint32_t*>(a) + r);
-      tiles[std::min<int64_t>(kTileRows, m - r)](rows, lda, b + first, n, k, c + r * ldc + first, ldc, lo, hi,
+      tiles[std::min<int64_t>(kTileRows, m - r)](rows, lda, b + first, ldb, k, c + r * ldc + first, ldc, lo, hi,
                                                  accumulate);
     }
   }
@@ -156,8 +317,15 @@ void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n
 
 }  // namespace
 
-void bf16_product(const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
-                  int64_t ldc, bool accumulate) {
+int64_t pair_rows(int64_t k) { return ((k + 1) / 2 + 15) / 16 * 16; }
+int64_t pair_ld(int64_t n) { return (n + 15) / 16 * 16; }
+
+void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n,
+                  int64_t k, float* c, int64_t ldc, bool accumulate) {
+  if (m == 0 || n == 0) return;
+#if LLTM_HAS_AMX_KERNEL
+  if (kernel == Bf16Kernel::kAmx) return amx_product(a, lda, m, b, n, k, c, ldc, accumulate);
+#endif
   product<Layout::kRows>(a, lda, m, b, n, k, c, ldc, accumulate);
 }
 
@@ -168,10 +336,16 @@ void bf16_product_pairs(const uint32_t* a, int64_t lda, int64_t m, const uint32_
 
 void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t n, uint32_t* out, int64_t first,
                 int64_t end) {
+  const int64_t ld = pair_ld(n);
   for (int64_t p = first; p < end; ++p) {
+    uint32_t* pairs = out + p * ld;
+    std::fill(pairs + n, pairs + ld, 0u);
+    if (2 * p >= k) {
+      std::fill_n(pairs, n, 0u);
+      continue;
+    }
     const uint16_t* even = w + 2 * p * row;
     const uint16_t* odd = 2 * p + 1 < k ? even + row : nullptr;
-    uint32_t* pairs = out + p * n;
     if (col == 1 && odd != nullptr) {
       pack_rows(even, odd, n, pairs);
       continue;
@@ -187,4 +361,10 @@ void widen_bf16(const uint16_t* x, float* y, int64_t count) { widen_rows(x, y, c
 
 }  // namespace lltm::cpu
 
-bool lltm_jit_cpu_bf16() { return lltm::cpu::has_bf16(); }
+const char* lltm_jit_cpu_bf16() {
+  switch (lltm::cpu::best_bf16(lltm::cpu::Blas::kAmx)) {
+    case lltm::cpu::Bf16Kernel::kAmx: return "amx";
+    case lltm::cpu::Bf16Kernel::kAvx512: return "avx512-bf16";
+    default: return "aten";
+  }
+}

@@ -1,32 +1,41 @@
-// bfloat16 products on the CPU's dot-product instruction (AVX512-BF16, vdpbf16ps): two bfloat16
-// products summed into a float a lane, twice fp32's FMA rate. For the sequence's recurrence and
-// its products after it in bfloat16 (sequence_cpu.cpp), where MKL's bfloat16 GEMM runs slower than
-// its float one on CPUs without AMX. bfloat16 values travel as their bits (uint16_t, the layout of
-// c10::BFloat16); includes no torch header.
+// bfloat16 products on the CPU's matrix engines: AMX's tiles (TDPBF16PS, a 16 x 16 float tile of
+// sums of 32 products an instruction) where the CPU and the kernel allow them, else the AVX512-BF16
+// dot-product instruction (vdpbf16ps: two bfloat16 products summed into a float a lane, twice
+// fp32's FMA rate). For the sequence's recurrence and its products after it in bfloat16
+// (sequence_cpu.cpp), where each step's product has a few rows: MKL's bfloat16 GEMM runs slower
+// than its float one on CPUs without AMX, and ATen's dispatch a step costs more than the product
+// at small sizes. bfloat16 values travel as their bits (uint16_t, the layout of c10::BFloat16);
+// includes no torch header.
 #pragma once
 
 #include <cstdint>
 
 namespace lltm::cpu {
 
-// Whether this CPU has AVX512-BF16 (and AVX-512), and LLTM_JIT_CPU_RECURRENCE leaves the choice at
-// our kernels (cpu_blas.h's recurrence_blas): the products below run only where it says so.
-bool bf16_products();
+// Which kernel runs bfloat16's products, best first, at or below cpu_blas.h's allowed_blas()
+// ("amx" allows both, "avx512" the second only, anything lower neither): kNone leaves them to ATen.
+enum class Bf16Kernel { kAmx, kAvx512, kNone };
+Bf16Kernel bf16_kernel();
 
-// B (k x n) packed for bf16_product: word p * n + j holds B(2p, j) in its low half and B(2p + 1, j)
-// in its high half (zero past k), for the pairs [first, end) of (k + 1) / 2, B(i, j) being
-// w[i * row + j * col]. A range, so that a large B packs over the threads.
+// B (k x n) packed in pairs of its rows, the layout both kernels read (AMX's "VNNI" B tile): word
+// p * ld + j holds B(2p, j) in its low half and B(2p + 1, j) in its high half, B(i, j) being
+// w[i * row + j * col]. pair_rows(k) rows of pair_ld(n) words, zero past B: whole tiles of 16 x 16
+// words, so that AMX's loads need no edge of their own.
+int64_t pair_rows(int64_t k);
+int64_t pair_ld(int64_t n);
+// Pair rows [first, end) of that (a range, so that a large B packs over the threads); rows at and
+// past (k + 1) / 2 come out zero.
 void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t n, uint32_t* out, int64_t first,
                 int64_t end);
 
 // C (m x n float, ldc) = A B (+ C where accumulate), sums in float: A (m x k) bfloat16 row-major
-// with lda, B packed by pack_pairs. Where bf16_products() says so only.
-void bf16_product(const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
-                  int64_t ldc, bool accumulate);
+// with lda, B packed by pack_pairs. kernel: bf16_kernel()'s answer, not kNone.
+void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n,
+                  int64_t k, float* c, int64_t ldc, bool accumulate);
 
-// The same with A (m x k) given as A^T (k x m) packed by pack_pairs into pair rows of lda words:
-// A's pair (r, p) is word p * lda + r. For an A stored k-minor (d_gates^T): packing its rows runs
-// at a copy's speed, a transposing copy of bfloat16 several times slower.
+// The same on AVX512-BF16 with A (m x k) given as A^T (k x m) packed by pack_pairs into pair rows of
+// lda words: A's pair (r, p) is word p * lda + r. For an A stored k-minor (d_gates^T): packing its
+// rows runs at a copy's speed, a transposing copy of bfloat16 several times slower.
 void bf16_product_pairs(const uint32_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
                         int64_t ldc, bool accumulate);
 
@@ -36,6 +45,6 @@ void widen_bf16(const uint16_t* x, float* y, int64_t count);
 
 }  // namespace lltm::cpu
 
-// For tests and bench records: whether bfloat16 runs through the kernel above by default here (the
-// CPU has AVX512-BF16).
-extern "C" bool lltm_jit_cpu_bf16();
+// For tests and bench records: what bfloat16's products run through by default here, "amx",
+// "avx512-bf16" or "aten".
+extern "C" const char* lltm_jit_cpu_bf16();

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LLTM_HAS_AVX512_KERNEL 1
@@ -198,6 +199,7 @@ bool available(Blas blas, bool is_double, int64_t largest) {
   const Symbols& s = symbols();
   const bool fits = largest <= INT_MAX;  // the BLAS's 32-bit interface
   switch (blas) {
+    case Blas::kAmx: return false;  // no float or double products on AMX
     case Blas::kAvx512: return has_avx512();
     case Blas::kPacked: return fits && !is_double && s.has_packed();
     case Blas::kGemm: return fits && (is_double ? s.dgemm != nullptr : s.sgemm != nullptr);
@@ -215,21 +217,22 @@ Blas first_available(Blas from, bool is_double, int64_t largest) {
 
 }  // namespace
 
-Blas recurrence_blas(bool is_double, int64_t largest_dimension) {
-  Blas from = Blas::kAvx512;
-  if (const char* asked = std::getenv("LLTM_JIT_CPU_RECURRENCE"); asked != nullptr && *asked != '\0') {
-    if (std::strcmp(asked, "aten") == 0) {
-      from = Blas::kNone;
-    } else if (std::strcmp(asked, "gemm") == 0) {
-      from = Blas::kGemm;
-    } else if (std::strcmp(asked, "packed") == 0) {
-      from = Blas::kPacked;
-    } else if (std::strcmp(asked, "avx512") != 0) {  // a typo must not pass for the default
-      throw std::invalid_argument(std::string("LLTM_JIT_CPU_RECURRENCE=") + asked +
-                                  ": expected avx512, packed, gemm or aten");
-    }
+Blas allowed_blas() {
+  const char* asked = std::getenv("LLTM_JIT_CPU_RECURRENCE");
+  if (asked == nullptr || *asked == '\0') return Blas::kAmx;
+  constexpr std::pair<const char*, Blas> kNames[] = {{"amx", Blas::kAmx},     {"avx512", Blas::kAvx512},
+                                                     {"packed", Blas::kPacked}, {"gemm", Blas::kGemm},
+                                                     {"aten", Blas::kNone}};
+  for (const auto& [name, blas] : kNames) {
+    if (std::strcmp(asked, name) == 0) return blas;
   }
-  return first_available(from, is_double, largest_dimension);
+  // A typo must not pass for the default.
+  throw std::invalid_argument(std::string("LLTM_JIT_CPU_RECURRENCE=") + asked +
+                              ": expected amx, avx512, packed, gemm or aten");
+}
+
+Blas recurrence_blas(bool is_double, int64_t largest_dimension) {
+  return first_available(allowed_blas(), is_double, largest_dimension);
 }
 
 template <typename T>

@@ -12,13 +12,17 @@
 
 namespace lltm::cpu {
 
-// What the recurrence's products run through, best first: our AVX-512 kernel, MKL's packed GEMM
-// (float only), the BLAS's gemm, none (the ATen path).
-enum class Blas : int { kAvx512, kPacked, kGemm, kNone };
+// What the recurrence's products run through, best first: AMX's tiles (bfloat16 only: cpu_bf16.h),
+// our AVX-512 kernel, MKL's packed GEMM (float only), the BLAS's gemm, none (the ATen path).
+enum class Blas : int { kAmx, kAvx512, kPacked, kGemm, kNone };
 
-// The best this process has for float or double (is_double), at or below the one that
-// LLTM_JIT_CPU_RECURRENCE names ("avx512", "packed", "gemm" or "aten"; read at each call, for
-// tests and benchmarks); the BLAS only where every dimension fits its 32-bit interface.
+// The best that LLTM_JIT_CPU_RECURRENCE allows ("amx", "avx512", "packed", "gemm" or "aten"; kAmx
+// where unset), read at each call, for tests and benchmarks; throws std::invalid_argument for
+// another value.
+Blas allowed_blas();
+
+// The best this process has for float or double (is_double), at or below allowed_blas(); the BLAS
+// only where every dimension fits its 32-bit interface.
 Blas recurrence_blas(bool is_double, int64_t largest_dimension);
 
 // C (m x n) = A (m x k) op(W) (+ C where accumulate), all row-major with leading dimensions:

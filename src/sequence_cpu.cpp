@@ -273,7 +273,7 @@ std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_g
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
-  if (type == at::kBFloat16 && cpu::bf16_products()) {
+  if (type == at::kBFloat16 && cpu::bf16_kernel() != cpu::Bf16Kernel::kNone) {
     return cpu::bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
   }
   const bool is_double = type == at::kDouble;

@@ -20,13 +20,13 @@ using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
 const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
 Bits* mutable_bits(const Tensor& t) { return reinterpret_cast<Bits*>(t.data_ptr<at::BFloat16>()); }
 
-// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product; over the threads where
-// it is large.
+// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product (its size(1) words a pair
+// row); over the threads where it is large.
 Tensor pairs(const Tensor& like, const Bits* w, int64_t row, int64_t col, int64_t k, int64_t n) {
-  const int64_t count = (k + 1) / 2;
-  Tensor out = like.new_empty({count, n}, like.options().dtype(at::kInt));
+  const int64_t count = cpu::pair_rows(k), ld = cpu::pair_ld(n);
+  Tensor out = like.new_empty({count, ld}, like.options().dtype(at::kInt));
   uint32_t* p = reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>());
-  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)),
+  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / ld),
                    [&](int64_t begin, int64_t end) { cpu::pack_pairs(w, row, col, k, n, p, begin, end); });
   return out;
 }
@@ -35,9 +35,12 @@ const uint32_t* words(const Tensor& packed) { return reinterpret_cast<const uint
 
 }  // namespace
 
-bool runs_bf16(const Recurrence& r) { return r.weights.scalar_type() == at::kBFloat16 && bf16_products(); }
+bool runs_bf16(const Recurrence& r) {
+  return r.weights.scalar_type() == at::kBFloat16 && cpu::bf16_kernel() != cpu::Bf16Kernel::kNone;
+}
 
 void bf16_forward(ForwardRecurrence& r) {
+  const cpu::Bf16Kernel kernel = cpu::bf16_kernel();
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch, F = s.features, G = 3 * S, W = S + F;
   const Tensor weights = r.weights.contiguous(), input = r.input.contiguous();
@@ -66,9 +69,9 @@ void bf16_forward(ForwardRecurrence& r) {
         continue;
       }
       for (int64_t i = 0; i < m; ++i) std::copy_n(bias.const_data_ptr<float>(), G, gates.data() + i * G);
-      cpu::bf16_product(bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
+      cpu::bf16_product(kernel, bits(input) + row * F, F, m, words(w_x), G, F, gates.data(), G, /*accumulate=*/true);
       if (h_prev != nullptr) {
-        cpu::bf16_product(h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
+        cpu::bf16_product(kernel, h_prev, S, m, words(w_h), G, S, gates.data(), G, /*accumulate=*/true);
       }
       cpu::forward_rows(gates.data(), c, h.data(), new_c, m, S);
       lengths.forward_step(begin, m, t, S, c, new_c, h.data(), gates.data());
@@ -91,6 +94,7 @@ void bf16_forward(ForwardRecurrence& r) {
 // products after the recurrence read them) and summed unrounded for the bias gradient, a row of
 // partial sums a block of rows.
 void bf16_backward(BackwardRecurrence& r) {
+  const cpu::Bf16Kernel kernel = cpu::bf16_kernel();
   const SequenceSizes& s = r.sizes;
   const int64_t S = s.state, B = s.batch, G = 3 * S, W = S + s.features;
   const Tensor weights = r.weights.contiguous();
@@ -126,7 +130,7 @@ void bf16_backward(BackwardRecurrence& r) {
                                                     grad_output.defined() ? grad.data() : nullptr);
       bias.add(bias_sum, gates.data(), m);
       cpu::round_to_bf16(gates.data(), d_gates, m * G);
-      cpu::bf16_product(d_gates, G, m, words(w_h), S, G, dh, S, accumulate);
+      cpu::bf16_product(kernel, d_gates, G, m, words(w_h), S, G, dh, S, accumulate);
     }
   });
   r.d_h.copy_(d_h);
@@ -136,10 +140,14 @@ void bf16_backward(BackwardRecurrence& r) {
 
 // The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
 // d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
-// and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs).
+// and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs). On AMX,
+// d_weights goes through ATen: its bfloat16 GEMM (oneDNN) runs on the same tiles, blocked for the
+// caches, where the pairs kernel, on AVX512-BF16 and not blocked, runs an order of magnitude
+// slower at training sizes (benchmarks/NOTES.md, "Session 34").
 std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights) {
+  const cpu::Bf16Kernel kernel = cpu::bf16_kernel();
   const int64_t rows = s.time * s.batch, G = 3 * s.state, S = s.state, F = s.features, W = S + F;
   const Tensor w = weights.contiguous();
   const Bits* dg = bits(d_gates);
@@ -149,16 +157,18 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
     const Tensor w_x = pairs(w, bits(w) + S, W, 1, G, F);
     at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
       std::vector<float> out((end - begin) * F);
-      cpu::bf16_product(dg + begin * G, G, end - begin, words(w_x), F, G, out.data(), F, /*accumulate=*/false);
+      cpu::bf16_product(kernel, dg + begin * G, G, end - begin, words(w_x), F, G, out.data(), F, /*accumulate=*/false);
       cpu::round_to_bf16(out.data(), mutable_bits(d_input) + begin * F, (end - begin) * F);
     });
   }
-  if (want_weights && rows > 0) {
+  if (want_weights && kernel == cpu::Bf16Kernel::kAmx) {
+    d_weights = sequence_weights_gradient(s, d_gates, input, h0, output);
+  } else if (want_weights && rows > 0) {
     // Split at the first step's rows, where h before the step changes from h0 to output: each part's
     // pairs of rows stay within it, whatever the batch's parity.
     d_weights = d_gates.new_empty({G, W});
     const Tensor x = input.contiguous();
-    const int64_t later = rows - s.batch;
+    const int64_t later = rows - s.batch, ld = cpu::pair_ld(G);  // d_gates' pair rows
     const Tensor first_dg = pairs(d_gates, dg, G, 1, s.batch, G), first_x = pairs(x, bits(x), F, 1, s.batch, F);
     const Tensor first_h = h0.defined() ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
     const Tensor later_dg = later > 0 ? pairs(d_gates, dg + s.batch * G, G, 1, later, G) : Tensor();
@@ -169,13 +179,13 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
       std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
       float* d_w_h = out.data();
       float* d_w_x = out.data() + S;
-      cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_x), F, s.batch, d_w_x, W, false);
+      cpu::bf16_product_pairs(words(first_dg) + begin, ld, m, words(first_x), F, s.batch, d_w_x, W, false);
       if (first_h.defined()) {
-        cpu::bf16_product_pairs(words(first_dg) + begin, G, m, words(first_h), S, s.batch, d_w_h, W, false);
+        cpu::bf16_product_pairs(words(first_dg) + begin, ld, m, words(first_h), S, s.batch, d_w_h, W, false);
       }
       if (later > 0) {
-        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_x), F, later, d_w_x, W, true);
-        cpu::bf16_product_pairs(words(later_dg) + begin, G, m, words(later_h), S, later, d_w_h, W, true);
+        cpu::bf16_product_pairs(words(later_dg) + begin, ld, m, words(later_x), F, later, d_w_x, W, true);
+        cpu::bf16_product_pairs(words(later_dg) + begin, ld, m, words(later_h), S, later, d_w_h, W, true);
       }
       cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
     });

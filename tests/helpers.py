@@ -124,9 +124,9 @@ def assert_partial_gradients(ours, ref, args, products):
 
 
 def cpu_bf16():
-    """Whether the CPU's bfloat16 products run through the library's AVX512-BF16 kernel by default
-    here (the library's own answer)."""
-    return _cpu_library().lltm_jit_cpu_bf16()
+    """What the CPU's bfloat16 products run through by default here, "amx", "avx512-bf16" or
+    "aten" (the library's own answer)."""
+    return _cpu_library().lltm_jit_cpu_bf16().decode()
 
 
 @functools.cache
@@ -135,7 +135,7 @@ def _cpu_library():
 
     library = ctypes.CDLL(lltm_jit.build_info()["library"])
     library.lltm_jit_cpu_recurrence.restype = ctypes.c_char_p
-    library.lltm_jit_cpu_bf16.restype = ctypes.c_bool
+    library.lltm_jit_cpu_bf16.restype = ctypes.c_char_p
     return library
 
 

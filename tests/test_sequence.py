@@ -263,7 +263,7 @@ def test_an_unknown_cpu_recurrence_is_an_error(monkeypatch):
     """A ValueError, as for any option's value (docs/cell.md#errors): a typo must not run the default."""
     monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "mkl")
     args = [a.detach().float() for a in make_sequence(3, 2, 4, 5, seed=2)]
-    with pytest.raises(ValueError, match="LLTM_JIT_CPU_RECURRENCE=mkl: expected avx512, packed, gemm or aten"):
+    with pytest.raises(ValueError, match="LLTM_JIT_CPU_RECURRENCE=mkl: expected amx, avx512, packed, gemm or aten"):
         lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))
 
 
@@ -281,45 +281,94 @@ def test_cpu_recurrence_is_the_best_here():
 
 
 def test_cpu_bfloat16_kernel_is_the_cpus():
-    """bfloat16 runs its products on AVX512-BF16 where the CPU has it (the library's own answer)."""
+    """bfloat16 runs its products on AMX where the CPU has AMX-BF16 (and AVX512-BF16), else on
+    AVX512-BF16 where it has that, else through ATen (the library's own answer)."""
     cpuinfo = Path("/proc/cpuinfo")
-    assert cpu_bf16() == (cpuinfo.exists() and " avx512_bf16" in cpuinfo.read_text())
+    flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
+    avx512 = {"avx512f", "avx512_bf16"} <= flags
+    expected = "amx" if avx512 and {"amx_tile", "amx_bf16"} <= flags else "avx512-bf16" if avx512 else "aten"
+    assert cpu_bf16() == expected
+
+
+def use_bf16_kernel(kernel, monkeypatch):
+    """Runs bfloat16 on `kernel` ("amx" or "avx512-bf16") through LLTM_JIT_CPU_RECURRENCE, or skips
+    where this CPU lacks it."""
+    best = cpu_bf16()
+    if best == "aten" or (kernel == "amx" and best != "amx"):
+        pytest.skip(f"the CPU has no {kernel}")
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "amx" if kernel == "amx" else "avx512")
+
+
+BF16_KERNELS = ["amx", "avx512-bf16"]
 
 
 @pytest.mark.parametrize("lengths", [None, torch.tensor([5, 0, 2, 5, 1, 3, 5, 4, 1])], ids=["full length", "lengths"])
 @pytest.mark.parametrize("state", [True, False], ids=["state", "zero state"])
-def test_cpu_bfloat16_runs_its_own_products(state, lengths, monkeypatch):
-    """Where the CPU has AVX512-BF16, a bfloat16 sequence's forward and backward call no ATen
-    product, with lengths too: the input projection, the steps' products and those after the
-    recurrence all run through the kernel, and the bias gradient is summed in the recurrence. The
-    contrast, the float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
-    if not cpu_bf16():
-        pytest.skip("the CPU has no AVX512-BF16")
-    args = make_sequence(5, 9, 5, 33, dtype=torch.bfloat16, seed=9)
+@pytest.mark.parametrize("kernel", BF16_KERNELS)
+def test_cpu_bfloat16_runs_its_own_products(kernel, state, lengths, monkeypatch):
+    """A bfloat16 sequence's forward and backward call no ATen product on either kernel, with
+    lengths too: the input projection, the steps' products and d_input run through the kernel, and
+    the bias gradient is summed in the recurrence. d_weights alone goes through ATen on AMX (a few
+    products, however many steps), where ATen's bfloat16 GEMM runs on the same tiles. The contrast,
+    the float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
+    use_bf16_kernel(kernel, monkeypatch)
+    recurrence = os.environ["LLTM_JIT_CPU_RECURRENCE"]
 
-    def products():
+    def products(time, wrt=(0, 1, 2)):
+        args = make_sequence(time, 9, 5, 33, dtype=torch.bfloat16, seed=9)
+
         def forward():
-            return lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None, lengths=lengths)
+            return lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None,
+                                 lengths=None if lengths is None else lengths.clamp(max=time))
 
         output, (h_n, c_n) = forward()
         forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
-                                                                      args[:3]))
+                                                                      [args[i] for i in wrt]))
         calls = aten_calls(forward) + forward_and_backward
         return sum(calls[name] for name in ("aten::mm", "aten::addmm", "aten::addmm_", "aten::mv"))
 
-    monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
-    assert products() == 0
+    assert products(5, wrt=(0, 2)) == 0
+    if kernel == "amx":
+        assert 0 < products(5) == products(2) <= 3
+    else:
+        assert products(5) == 0
     monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "packed")
-    assert products() > 0
+    assert products(5) > 0
+    monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
 
 
-def test_cpu_bfloat16_odd_sizes_drift_no_more_than_eager():
-    """The bfloat16 kernel's tails: odd depths (features 5, state 33: a last pair of one value),
-    a last block of 3 columns of 32, row blocks of 5 and 4 on two threads; errors against float64
-    over 64 steps at most an eager loop's, as in test_low_precision_long_sequence."""
+@pytest.mark.parametrize("kernel", BF16_KERNELS)
+def test_cpu_bfloat16_odd_sizes_drift_no_more_than_eager(kernel, monkeypatch):
+    """The bfloat16 kernels' tails: odd depths (features 5, state 33: a last pair of one value, a
+    part of AMX's 32), a last block of 3 columns of 32 (AMX: of 16), row blocks of 5 and 4 on two
+    threads; errors against float64 over 64 steps at most an eager loop's, as in
+    test_low_precision_long_sequence."""
+    use_bf16_kernel(kernel, monkeypatch)
     rows = precision.summary((64, 9, 5, 33), torch.bfloat16, range(2), "cpu")
     for name, (ours, eager, _) in zip(NAMES, rows):
         assert ours <= eager, name
+
+
+@pytest.mark.parametrize("kernel", BF16_KERNELS)
+@pytest.mark.parametrize("shape", [(6, 37, 45, 70), (3, 70, 64, 128), (4, 2, 1, 17)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_cpu_bfloat16_tiles_match_reference(kernel, shape, monkeypatch):
+    """Every output and gradient of a bfloat16 sequence, with and without lengths, against the
+    float64 reference within bfloat16's rounding, at shapes that leave every kind of partial tile:
+    AMX's blocks of 32 rows (two tiles of 16, the second partial or empty: 37 and 70 rows on two
+    threads), of 32 columns (3 * 70 and 3 * 17 gates) and of 32 of the depth (45, 70, 17, 1)."""
+    use_bf16_kernel(kernel, monkeypatch)
+    time, batch, features, state = shape
+    args64 = make_sequence(time, batch, features, state, seed=13)
+    args = [a.detach().bfloat16().requires_grad_() for a in args64]
+    reference = [a.detach().bfloat16().double().requires_grad_() for a in args64]
+    lengths = torch.arange(batch) % (time + 1)
+    lengths[0] = time
+    for given in (None, lengths):
+        ours = run(lltm_sequence, args, lengths=given)
+        expected = run(reference_lltm_sequence, reference, lengths=given)
+        for name, a, b in zip(NAMES, ours, expected):
+            assert rel_err(a.double(), b) < 2e-2, name
 
 
 def test_noncontiguous(device):
