@@ -96,13 +96,14 @@ LLTM_BF16_CLONES void widen_rows(const uint16_t* x, float* y, int64_t count) {
 }
 
 // Where a tile finds A's pair (r, p): in A's row r (row-major bfloat16, k contiguous), or as word
-// p * ld + r of A^T packed in pairs (pack_pairs' layout, read along the rows of A).
+// p * 32 + r % 32 of A^T's panel r / 32 (pack_pairs' layout, read along the rows of A).
 enum class Layout { kRows, kPairs };
 
 #if LLTM_HAS_BF16_KERNEL
 #define LLTM_BF16 __attribute__((target("avx512f,avx512bf16")))
 
 constexpr int kTileRows = 8, kLanes = 16, kPanel = 2 * kLanes;
+static_assert(kPanel == kPairPanel, "a block of the tile's columns is a panel of B");
 
 LLTM_BF16 inline __m512bh pairs_of(__m512i v) { return reinterpret_cast<__m512bh>(v); }
 
@@ -229,13 +230,13 @@ void edge_to_c(const float* edge, float* c, int64_t ldc, int rows, int columns) 
     }                                                                                                \
   } while (false)
 
-// C (m x n) (+)= A (m x k, row-major with lda) B (pairs, ld pair_ld(n), pair_rows(k) rows): for each
-// block of 32 rows, each block of 32 columns, the whole depth in the tiles. A's last part of k
+// C (m x n) (+)= A (m x k, row-major with lda) B (pack_pairs' panels): for each block of 32 rows,
+// each panel of 32 columns, the whole depth in the tiles. A's last part of k
 // (k % 32) goes through a copy padded with zeros (B's padding rows are zeros too), so that what lies
 // past A's rows never enters a sum.
 LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k,
                           float* c, int64_t ldc, bool accumulate) {
-  const int64_t ldb = pair_ld(n), whole = k / 32 * 32, rest = k - whole;
+  const int64_t panel = pair_panel(k), whole = k / 32 * 32, rest = k - whole;
   alignas(64) uint16_t tail[32 * 32];
   alignas(64) float edge[4][16 * 16];
   int configured0 = -1, configured1 = -1;
@@ -266,7 +267,7 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
       }
       for (int64_t i = 0; i < k; i += 32) {
         const bool padded = i == whole;  // the last, partial 32 of k
-        const uint32_t* bi = b + i / 2 * ldb + j;
+        const uint32_t* bi = b + j / kPairPanel * panel + i / 2 * kPairPanel;
         if (padded) {
           _tile_loadd(4, tail, 64);
           if (rows1 > 0) _tile_loadd(5, tail + 16 * 32, 64);
@@ -274,11 +275,11 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
           _tile_loadd(4, a0 + i, lda * sizeof(uint16_t));
           if (rows1 > 0) _tile_loadd(5, a1 + i, lda * sizeof(uint16_t));
         }
-        _tile_loadd(6, bi, ldb * sizeof(uint32_t));
+        _tile_loadd(6, bi, kPairPanel * sizeof(uint32_t));
         _tile_dpbf16ps(0, 4, 6);
         if (rows1 > 0) _tile_dpbf16ps(2, 5, 6);
         if (columns1 > 0) {
-          _tile_loadd(7, bi + 16, ldb * sizeof(uint32_t));
+          _tile_loadd(7, bi + 16, kPairPanel * sizeof(uint32_t));
           _tile_dpbf16ps(1, 4, 7);
           if (rows1 > 0) _tile_dpbf16ps(3, 5, 7);
         }
@@ -295,21 +296,26 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
 }
 #endif
 
+// A (kRows: m x k row-major with lda; kPairs: A^T packed by pack_pairs) times B (pack_pairs'
+// panels), a panel and 8 rows at a time.
 template <Layout layout>
 void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c, int64_t ldc,
              bool accumulate) {
 #if LLTM_HAS_BF16_KERNEL
-  // A's rows r..r+7 start at element r * lda of A (kRows) or at word r of each pair row (kPairs).
-  const int64_t row_step = layout == Layout::kRows ? lda : 1, ldb = pair_ld(n);
+  const int64_t panel = pair_panel(k);
   for (int64_t first = 0; first < n; first += kPanel) {
     const int64_t columns = std::min<int64_t>(kPanel, n - first);
     const __mmask16 lo = first_lanes(columns), hi = first_lanes(columns - kLanes);
     const Tile* tiles = columns == kPanel ? kTiles<true, layout> : kTiles<false, layout>;
     for (int64_t r = 0; r < m; r += kTileRows) {
-      const void* rows = layout == Layout::kRows ? static_cast<const void*>(static_cast<const uint16_t*>(a) + r * row_step)
-                                                 : static_cast<const void*>(static_cast<const uint32_t*>(a) + r);
-      tiles[std::min<int64_t>(kTileRows, m - r)](rows, lda, b + first, ldb, k, c + r * ldc + first, ldc, lo, hi,
-                                                 accumulate);
+      // Rows r..r+7: from element r * lda of A, or from word r % 32 of A^T's panel r / 32.
+      const void* rows =
+          layout == Layout::kRows
+              ? static_cast<const void*>(static_cast<const uint16_t*>(a) + r * lda)
+              : static_cast<const void*>(static_cast<const uint32_t*>(a) + r / kPairPanel * panel + r % kPairPanel);
+      tiles[std::min<int64_t>(kTileRows, m - r)](rows, layout == Layout::kRows ? lda : kPairPanel,
+                                                 b + first / kPairPanel * panel, kPairPanel, k, c + r * ldc + first,
+                                                 ldc, lo, hi, accumulate);
     }
   }
 #endif
@@ -318,7 +324,8 @@ void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n
 }  // namespace
 
 int64_t pair_rows(int64_t k) { return ((k + 1) / 2 + 15) / 16 * 16; }
-int64_t pair_ld(int64_t n) { return (n + 15) / 16 * 16; }
+int64_t pair_panel(int64_t k) { return pair_rows(k) * kPairPanel; }
+int64_t packed_words(int64_t k, int64_t n) { return (n + 31) / 32 * pair_panel(k); }
 
 void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n,
                   int64_t k, float* c, int64_t ldc, bool accumulate) {
@@ -329,29 +336,31 @@ void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, 
   product<Layout::kRows>(a, lda, m, b, n, k, c, ldc, accumulate);
 }
 
-void bf16_product_pairs(const uint32_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
-                        int64_t ldc, bool accumulate) {
-  product<Layout::kPairs>(a, lda, m, b, n, k, c, ldc, accumulate);
+void bf16_product_pairs(const uint32_t* a, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c, int64_t ldc,
+                        bool accumulate) {
+  product<Layout::kPairs>(a, 0, m, b, n, k, c, ldc, accumulate);
 }
 
 void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t n, uint32_t* out, int64_t first,
                 int64_t end) {
-  const int64_t ld = pair_ld(n);
+  const int64_t panel = pair_panel(k);
   for (int64_t p = first; p < end; ++p) {
-    uint32_t* pairs = out + p * ld;
-    std::fill(pairs + n, pairs + ld, 0u);
-    if (2 * p >= k) {
-      std::fill_n(pairs, n, 0u);
-      continue;
-    }
-    const uint16_t* even = w + 2 * p * row;
+    const uint16_t* even = 2 * p < k ? w + 2 * p * row : nullptr;
     const uint16_t* odd = 2 * p + 1 < k ? even + row : nullptr;
-    if (col == 1 && odd != nullptr) {
-      pack_rows(even, odd, n, pairs);
-      continue;
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      pairs[j] = uint32_t{even[j * col]} | (odd != nullptr ? uint32_t{odd[j * col]} << 16 : 0u);
+    for (int64_t j0 = 0; j0 < n; j0 += kPairPanel) {
+      uint32_t* pairs = out + j0 / kPairPanel * panel + p * kPairPanel;
+      const int64_t columns = std::min<int64_t>(kPairPanel, n - j0);
+      std::fill(pairs + columns, pairs + kPairPanel, 0u);
+      if (even == nullptr) {
+        std::fill_n(pairs, columns, 0u);
+      } else if (col == 1 && odd != nullptr) {
+        pack_rows(even + j0, odd + j0, columns, pairs);
+      } else {
+        for (int64_t j = 0; j < columns; ++j) {
+          const int64_t at = (j0 + j) * col;
+          pairs[j] = uint32_t{even[at]} | (odd != nullptr ? uint32_t{odd[at]} << 16 : 0u);
+        }
+      }
     }
   }
 }

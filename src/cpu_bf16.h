@@ -17,14 +17,18 @@ namespace lltm::cpu {
 enum class Bf16Kernel { kAmx, kAvx512, kNone };
 Bf16Kernel bf16_kernel();
 
-// B (k x n) packed in pairs of its rows, the layout both kernels read (AMX's "VNNI" B tile): word
-// p * ld + j holds B(2p, j) in its low half and B(2p + 1, j) in its high half, B(i, j) being
-// w[i * row + j * col]. pair_rows(k) rows of pair_ld(n) words, zero past B: whole tiles of 16 x 16
-// words, so that AMX's loads need no edge of their own.
+// B (k x n) packed in pairs of its rows, the layout both kernels read: pair (p, j) holds B(2p, j)
+// in its low half and B(2p + 1, j) in its high half (AMX's "VNNI" B), B(i, j) being
+// w[i * row + j * col], in panels of kPairPanel = 32 columns (pair_panel words: pair_rows(k) rows of 32, one after
+// the other), word (j / 32) * pair_panel(k) + 32 p + j % 32, zero past B: a panel streams in order,
+// where a row of B (a whole row of B apart) fell in a few of L1's sets, and AMX's tiles (16 pair
+// rows of 16) need no edge of their own. packed_words(k, n) words in all.
+constexpr int64_t kPairPanel = 32;
 int64_t pair_rows(int64_t k);
-int64_t pair_ld(int64_t n);
-// Pair rows [first, end) of that (a range, so that a large B packs over the threads); rows at and
-// past (k + 1) / 2 come out zero.
+int64_t pair_panel(int64_t k);
+int64_t packed_words(int64_t k, int64_t n);
+// Pair rows [first, end) of that in every panel (a range, so that a large B packs over the
+// threads); rows at and past (k + 1) / 2 and columns past n come out zero.
 void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t n, uint32_t* out, int64_t first,
                 int64_t end);
 
@@ -33,11 +37,11 @@ void pack_pairs(const uint16_t* w, int64_t row, int64_t col, int64_t k, int64_t 
 void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n,
                   int64_t k, float* c, int64_t ldc, bool accumulate);
 
-// The same on AVX512-BF16 with A (m x k) given as A^T (k x m) packed by pack_pairs into pair rows of
-// lda words: A's pair (r, p) is word p * lda + r. For an A stored k-minor (d_gates^T): packing its
-// rows runs at a copy's speed, a transposing copy of bfloat16 several times slower.
-void bf16_product_pairs(const uint32_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c,
-                        int64_t ldc, bool accumulate);
+// The same on AVX512-BF16 with A (m x k) given as A^T (k x m) packed by pack_pairs: A's pair (r, p)
+// is its pair (p, r). For an A stored k-minor (d_gates^T): packing its rows runs at a copy's speed,
+// a transposing copy of bfloat16 several times slower.
+void bf16_product_pairs(const uint32_t* a, int64_t m, const uint32_t* b, int64_t n, int64_t k, float* c, int64_t ldc,
+                        bool accumulate);
 
 // float to bfloat16 as c10::BFloat16 rounds (to nearest even; NaN to a quiet NaN), and back.
 void round_to_bf16(const float* x, uint16_t* y, int64_t count);

@@ -20,13 +20,13 @@ using Bits = uint16_t;  // a bfloat16's bits, the layout of c10::BFloat16
 const Bits* bits(const Tensor& t) { return reinterpret_cast<const Bits*>(t.const_data_ptr<at::BFloat16>()); }
 Bits* mutable_bits(const Tensor& t) { return reinterpret_cast<Bits*>(t.data_ptr<at::BFloat16>()); }
 
-// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product (its size(1) words a pair
-// row); over the threads where it is large.
+// B (k x n), B(i, j) = w[i * row + j * col], packed for cpu::bf16_product; over the threads where
+// it is large.
 Tensor pairs(const Tensor& like, const Bits* w, int64_t row, int64_t col, int64_t k, int64_t n) {
-  const int64_t count = cpu::pair_rows(k), ld = cpu::pair_ld(n);
-  Tensor out = like.new_empty({count, ld}, like.options().dtype(at::kInt));
+  const int64_t count = cpu::pair_rows(k);
+  Tensor out = like.new_empty({cpu::packed_words(k, n)}, like.options().dtype(at::kInt));
   uint32_t* p = reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>());
-  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / ld),
+  at::parallel_for(0, count, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)),
                    [&](int64_t begin, int64_t end) { cpu::pack_pairs(w, row, col, k, n, p, begin, end); });
   return out;
 }
@@ -168,24 +168,26 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
     // pairs of rows stay within it, whatever the batch's parity.
     d_weights = d_gates.new_empty({G, W});
     const Tensor x = input.contiguous();
-    const int64_t later = rows - s.batch, ld = cpu::pair_ld(G);  // d_gates' pair rows
+    const int64_t later = rows - s.batch;
     const Tensor first_dg = pairs(d_gates, dg, G, 1, s.batch, G), first_x = pairs(x, bits(x), F, 1, s.batch, F);
     const Tensor first_h = h0.defined() ? pairs(h0, bits(h0), S, 1, s.batch, S) : Tensor();
     const Tensor later_dg = later > 0 ? pairs(d_gates, dg + s.batch * G, G, 1, later, G) : Tensor();
     const Tensor later_x = later > 0 ? pairs(x, bits(x) + s.batch * F, F, 1, later, F) : Tensor();
     const Tensor later_h = later > 0 ? pairs(output, bits(output), S, 1, later, S) : Tensor();
-    at::parallel_for(0, G, 64, [&](int64_t begin, int64_t end) {
-      const int64_t m = end - begin;
+    // By panels of d_gates^T's rows, so that each thread's first row starts a panel of A.
+    constexpr int64_t kPanel = cpu::kPairPanel;
+    at::parallel_for(0, (G + kPanel - 1) / kPanel, 2, [&](int64_t first_panel, int64_t end_panel) {
+      const int64_t begin = first_panel * kPanel, m = std::min(end_panel * kPanel, G) - begin;
       std::vector<float> out(m * W);  // zeros: h0's part where h0 is zeros
       float* d_w_h = out.data();
       float* d_w_x = out.data() + S;
-      cpu::bf16_product_pairs(words(first_dg) + begin, ld, m, words(first_x), F, s.batch, d_w_x, W, false);
-      if (first_h.defined()) {
-        cpu::bf16_product_pairs(words(first_dg) + begin, ld, m, words(first_h), S, s.batch, d_w_h, W, false);
-      }
+      const uint32_t* first_a = words(first_dg) + first_panel * cpu::pair_panel(s.batch);
+      cpu::bf16_product_pairs(first_a, m, words(first_x), F, s.batch, d_w_x, W, false);
+      if (first_h.defined()) cpu::bf16_product_pairs(first_a, m, words(first_h), S, s.batch, d_w_h, W, false);
       if (later > 0) {
-        cpu::bf16_product_pairs(words(later_dg) + begin, ld, m, words(later_x), F, later, d_w_x, W, true);
-        cpu::bf16_product_pairs(words(later_dg) + begin, ld, m, words(later_h), S, later, d_w_h, W, true);
+        const uint32_t* later_a = words(later_dg) + first_panel * cpu::pair_panel(later);
+        cpu::bf16_product_pairs(later_a, m, words(later_x), F, later, d_w_x, W, true);
+        cpu::bf16_product_pairs(later_a, m, words(later_h), S, later, d_w_h, W, true);
       }
       cpu::round_to_bf16(out.data(), mutable_bits(d_weights) + begin * W, m * W);
     });
