@@ -101,11 +101,14 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
     """The report, within 100 columns: a section per kind, a group of rows per case and mode. A
     group shows the ratio columns it has a value in and the extra columns its records carry."""
     peaks = ", ".join(f"{d} {f / 1e9:.0f}" for d, f in machine.matmul_flops_per_s.items()) or "none measured"
+    products = env["lltm_jit_build"].get("cpu_products")
     lines = [
         f"lltm_jit {env['lltm_jit']} ({env['lltm_jit_build']['backend']}), torch {env['torch']}, "
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
         f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
+        *(["CPU sequence products: " + ", ".join(f"{d} {p}" for d, p in products.items())]
+          if products and env["device"] == "cpu" else []),
         *textwrap.wrap(
             f"us: median time per call, over samples that each are the mean of {env['calls_per_sample']} "
             "back-to-back calls; p10/p90: the 10th and 90th percentile samples, relative to the median: "

@@ -12,7 +12,9 @@ and points `lltm` at it.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import functools
 import warnings
 
 import torch
@@ -153,7 +155,10 @@ def backend() -> str:
 
 
 def build_info() -> dict:
-    """What runs: the backend, the active build's key, namespace, library and devices."""
+    """What runs: the backend, the active build's key, namespace, library and devices, and what
+    the CPU's sequence products run through by default on this machine (``cpu_products``:
+    float32 "avx512", "mkl-packed", "sgemm" or "aten"; bfloat16 "amx", "avx512-bf16" or "aten";
+    LLTM_JIT_CPU_RECURRENCE lowers them, docs/build.md)."""
     if _active is None:
         return {"backend": "reference", "fallback_reason": _fallback_reason}
     return {
@@ -164,7 +169,19 @@ def build_info() -> dict:
         "devices": ["cpu", *(["cuda"] if _active.cuda_archs else [])],
         "cuda_archs": list(_active.cuda_archs),
         "built_now": _active.built_now,
+        "cpu_products": _cpu_products(str(_active.library)),
     }
+
+
+@functools.cache
+def _cpu_products(library: str) -> dict:
+    """The library's own answer (src/cpu_blas.h, src/cpu_bf16.h): the CPU's features, and the BLAS
+    symbols it finds from inside."""
+    handle = ctypes.CDLL(library)  # the handle torch opened: dlopen counts, it loads nothing again
+    answers = {"float32": handle.lltm_jit_cpu_recurrence, "bfloat16": handle.lltm_jit_cpu_bf16}
+    for function in answers.values():
+        function.restype = ctypes.c_char_p
+    return {dtype: function().decode() for dtype, function in answers.items()}
 
 
 def _reference(fn, device_type, *args, **kwargs):

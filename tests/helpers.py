@@ -3,13 +3,12 @@ reference, and the device list. Imported as ``from helpers import ...`` (pytest 
 sys.path, as it has no __init__.py)."""
 
 import collections
-import ctypes
-import functools
 import os
 
 import pytest
 import torch
 
+import lltm_jit
 from benchmarks.cases import random_arguments, rel_err  # noqa: F401  rel_err: for the tests
 from lltm_jit import lltm, reference_lltm
 
@@ -126,23 +125,13 @@ def assert_partial_gradients(ours, ref, args, products):
 def cpu_bf16():
     """What the CPU's bfloat16 products run through by default here, "amx", "avx512-bf16" or
     "aten" (the library's own answer)."""
-    return _cpu_library().lltm_jit_cpu_bf16().decode()
-
-
-@functools.cache
-def _cpu_library():
-    import lltm_jit
-
-    library = ctypes.CDLL(lltm_jit.build_info()["library"])
-    library.lltm_jit_cpu_recurrence.restype = ctypes.c_char_p
-    library.lltm_jit_cpu_bf16.restype = ctypes.c_char_p
-    return library
+    return lltm_jit.build_info()["cpu_products"]["bfloat16"]
 
 
 def cpu_recurrence():
     """What the CPU's float recurrence runs through by default here (the library's own answer):
     "avx512", "mkl-packed", "sgemm" or "aten"."""
-    return _cpu_library().lltm_jit_cpu_recurrence().decode()
+    return lltm_jit.build_info()["cpu_products"]["float32"]
 
 
 def cpu_recurrence_sums_bias(device):
