@@ -268,6 +268,10 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
       for (int64_t i = 0; i < k; i += 32) {
         const bool padded = i == whole;  // the last, partial 32 of k
         const uint32_t* bi = b + j / kPairPanel * panel + i / 2 * kPairPanel;
+        if (i + 32 < k) {  // B's next 32 of k (2 KB) into L1 meanwhile: a tile load from L2 stalls the tiles
+          const char* next = reinterpret_cast<const char*>(bi + 16 * kPairPanel);
+          for (int line = 0; line < 32; ++line) _mm_prefetch(next + 64 * line, _MM_HINT_T0);
+        }
         if (padded) {
           _tile_loadd(4, tail, 64);
           if (rows1 > 0) _tile_loadd(5, tail + 16 * 32, 64);
