@@ -107,7 +107,8 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
         f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
-        *(["CPU sequence products: " + ", ".join(f"{d} {p}" for d, p in products.items())]
+        *([f"CPU sequence products: float32 {products['float32']}, bfloat16 {products['bfloat16']}"
+           + ("" if products.get("amx", "available") == "available" else f" (AMX: {products['amx']})")]
           if products and env["device"] == "cpu" else []),
         *textwrap.wrap(
             f"us: median time per call, over samples that each are the mean of {env['calls_per_sample']} "

@@ -158,7 +158,7 @@ def build_info() -> dict:
     """What runs: the backend, the active build's key, namespace, library and devices, and what
     the CPU's sequence products run through by default on this machine (``cpu_products``:
     float32 "avx512", "mkl-packed", "sgemm" or "aten"; bfloat16 "amx", "avx512-bf16" or "aten";
-    LLTM_JIT_CPU_RECURRENCE lowers them, docs/build.md)."""
+    amx "available" or why not; LLTM_JIT_CPU_RECURRENCE lowers them, docs/build.md)."""
     if _active is None:
         return {"backend": "reference", "fallback_reason": _fallback_reason}
     return {
@@ -178,7 +178,8 @@ def _cpu_products(library: str) -> dict:
     """The library's own answer (src/cpu_blas.h, src/cpu_bf16.h): the CPU's features, and the BLAS
     symbols it finds from inside."""
     handle = ctypes.CDLL(library)  # the handle torch opened: dlopen counts, it loads nothing again
-    answers = {"float32": handle.lltm_jit_cpu_recurrence, "bfloat16": handle.lltm_jit_cpu_bf16}
+    answers = {"float32": handle.lltm_jit_cpu_recurrence, "bfloat16": handle.lltm_jit_cpu_bf16,
+               "amx": handle.lltm_jit_cpu_amx}
     for function in answers.values():
         function.restype = ctypes.c_char_p
     return {dtype: function().decode() for dtype, function in answers.items()}

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LLTM_HAS_BF16_KERNEL 1
@@ -13,13 +14,17 @@
 #else
 #define LLTM_HAS_BF16_KERNEL 0
 #endif
-// AMX's intrinsics: GCC 11, clang 12; tiles need the kernel's leave (Linux 5.16: arch_prctl).
+// AMX's intrinsics: GCC 11 (with binutils 2.36 for its inline assembly), clang 12; tiles need
+// the kernel's leave (Linux 5.16: arch_prctl).
 #if LLTM_HAS_BF16_KERNEL && defined(__linux__) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
 #define LLTM_HAS_AMX_KERNEL 1
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
 #else
 #define LLTM_HAS_AMX_KERNEL 0
 #endif
@@ -36,21 +41,31 @@ bool has_bf16() {
 #endif
 }
 
-// AMX-TILE and AMX-BF16 by CPUID, and the kernel's leave to use the tiles' state, asked once for the
-// process (without it the first tile instruction faults).
-bool has_amx() {
+// Whether AMX runs here, and why not where it does not (lltm_jit_cpu_amx): AMX-TILE and AMX-BF16
+// by CPUID (with AVX512-BF16, which the kernel's edges use), then the kernel's leave to use the
+// tiles' state, asked once for the process (without it the first tile instruction faults; it is
+// refused by kernels before Linux 5.16, and where the signal stack is too small for the state).
+const std::string& amx_status() {
 #if LLTM_HAS_AMX_KERNEL
-  static const bool has = [] {
+  static const std::string status = []() -> std::string {
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    const bool tiles = (d >> 24) & 1u, bf16 = (d >> 22) & 1u;
+    const bool tiles = __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 24) & 1u) && ((d >> 22) & 1u);
+    if (!tiles || !has_bf16()) return "not on this CPU";
     constexpr long kRequestPermission = 0x1023, kTileData = 18;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
-    return tiles && bf16 && has_bf16() && syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+    if (syscall(SYS_arch_prctl, kRequestPermission, kTileData) != 0) {
+      return "refused by the kernel: " + std::generic_category().message(errno);
+    }
+    return "available";
   }();
-  return has;
 #else
-  return false;
+  static const std::string status = "not in this build (it needs x86-64 Linux and GCC 11 or clang 12)";
 #endif
+  return status;
+}
+
+bool has_amx() {
+  static const bool has = amx_status() == "available";
+  return has;
 }
 }  // namespace
 
@@ -196,12 +211,17 @@ LLTM_AMX void configure(int rows0, int rows1) {
   _tile_loadconfig(&config);
 }
 
+// GCC's tile loads tell the compiler of no memory they read: before one reads what plain stores
+// wrote here (the padded copies below), this keeps those stores in place.
+inline void stores_before_tile_loads() { asm volatile("" ::: "memory"); }
+
 // Where C's tile (rows x columns at c) loads from and stores to: c itself, or for a tile with
 // columns past n, `edge` (16 x 16 floats, C's part copied in where accumulating, zeros beside it),
 // since the tile's loads and stores cover whole rows of 16.
 const float* c_source(const float* c, int64_t ldc, int rows, int columns, float* edge) {
   if (columns == 16) return c;
   for (int r = 0; r < rows; ++r) std::fill_n(std::copy_n(c + r * ldc, columns, edge + r * 16), 16 - columns, 0.0f);
+  stores_before_tile_loads();
   return edge;
 }
 
@@ -253,6 +273,7 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
     if (rest > 0) {
       std::fill_n(tail, 32 * 32, uint16_t{0});
       for (int i = 0; i < rows0 + rows1; ++i) std::copy_n(a0 + i * lda + whole, rest, tail + i * 32);
+      stores_before_tile_loads();
     }
     for (int64_t j = 0; j < n; j += 32) {
       const int columns0 = static_cast<int>(std::min<int64_t>(16, n - j));
@@ -331,8 +352,8 @@ int64_t pair_rows(int64_t k) { return ((k + 1) / 2 + 15) / 16 * 16; }
 int64_t pair_panel(int64_t k) { return pair_rows(k) * kPairPanel; }
 int64_t packed_words(int64_t k, int64_t n) { return (n + 31) / 32 * pair_panel(k); }
 
-void bf16_product(Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n,
-                  int64_t k, float* c, int64_t ldc, bool accumulate) {
+void bf16_product([[maybe_unused]] Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b,
+                  int64_t n, int64_t k, float* c, int64_t ldc, bool accumulate) {
   if (m == 0 || n == 0) return;
 #if LLTM_HAS_AMX_KERNEL
   if (kernel == Bf16Kernel::kAmx) return amx_product(a, lda, m, b, n, k, c, ldc, accumulate);
@@ -373,6 +394,8 @@ void round_to_bf16(const float* x, uint16_t* y, int64_t count) { round_rows(x, y
 void widen_bf16(const uint16_t* x, float* y, int64_t count) { widen_rows(x, y, count); }
 
 }  // namespace lltm::cpu
+
+const char* lltm_jit_cpu_amx() { return lltm::cpu::amx_status().c_str(); }
 
 const char* lltm_jit_cpu_bf16() {
   switch (lltm::cpu::best_bf16(lltm::cpu::Blas::kAmx)) {

@@ -50,5 +50,7 @@ void widen_bf16(const uint16_t* x, float* y, int64_t count);
 }  // namespace lltm::cpu
 
 // For tests and bench records: what bfloat16's products run through by default here, "amx",
-// "avx512-bf16" or "aten".
+// "avx512-bf16" or "aten"; and whether AMX is "available", else why not ("not on this CPU",
+// "refused by the kernel: <reason>", "not in this build (...)").
 extern "C" const char* lltm_jit_cpu_bf16();
+extern "C" const char* lltm_jit_cpu_amx();

@@ -1,5 +1,5 @@
-// bfloat16 sequences on the CPU where it has AVX512-BF16 (cpu_bf16.h): the recurrence each way and
-// the products after it, on raw pointers, with no ATen call inside the loop.
+// bfloat16 sequences on the CPU where it has AMX or AVX512-BF16 (cpu_bf16.h): the recurrence each
+// way and the products after it, on raw pointers, with no ATen call inside the loop.
 #include "cell_cpu.h"
 #include "cpu_bf16.h"
 #include "sequence_cpu.h"
@@ -11,7 +11,7 @@
 namespace lltm::cpu {
 namespace {
 
-// bfloat16's recurrence where the CPU has AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
+// bfloat16's recurrence where the CPU has AMX or AVX512-BF16 (cpu_bf16.h): the products in bfloat16 with
 // sums in float, as torch's own bfloat16 matmul; the pre-activations and the cell state in float
 // within a step, each rounded once where the op saves or returns it. h enters the next product as
 // the op returns it (bfloat16), as in an eager loop. Lengths as in sequence_cpu.cpp's float loops.
@@ -141,9 +141,13 @@ void bf16_backward(BackwardRecurrence& r) {
 // The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
 // d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
 // and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs). On AMX,
-// d_weights goes through ATen: its bfloat16 GEMM (oneDNN) runs on the same tiles, blocked for the
-// caches, where the pairs kernel, on AVX512-BF16 and not blocked, runs an order of magnitude
-// slower at training sizes (benchmarks/NOTES.md, "Session 34").
+// a large d_weights goes through ATen: its bfloat16 GEMM (oneDNN) runs on the same tiles, blocked
+// for the caches, where the pairs kernel, on AVX512-BF16 and not blocked, runs an order of
+// magnitude slower at training sizes (benchmarks/NOTES.md, "Session 34").
+// Below this, ATen's three products of d_weights cost more in dispatch than the pairs kernel takes
+// (benchmarks/NOTES.md, "Session 34").
+constexpr int64_t kAtenWeightsFlops = int64_t{1} << 26;
+
 std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights) {
@@ -161,7 +165,7 @@ std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const T
       cpu::round_to_bf16(out.data(), mutable_bits(d_input) + begin * F, (end - begin) * F);
     });
   }
-  if (want_weights && kernel == cpu::Bf16Kernel::kAmx) {
+  if (want_weights && kernel == cpu::Bf16Kernel::kAmx && 2 * rows * G * W >= kAtenWeightsFlops) {
     d_weights = sequence_weights_gradient(s, d_gates, input, h0, output);
   } else if (want_weights && rows > 0) {
     // Split at the first step's rows, where h before the step changes from h0 to output: each part's

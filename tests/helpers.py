@@ -143,5 +143,6 @@ def cpu_recurrence_sums_bias(device):
 def cpu_products_are_own(device):
     """Whether the CPU's products (the step's backward, the sequence's after its recurrence) run
     through its AVX-512 kernel, where the profiler counts no aten::mm: on the CPU where it has
-    AVX-512, unless LLTM_JIT_CPU_RECURRENCE lowers the choice."""
-    return device == "cpu" and not os.environ.get("LLTM_JIT_CPU_RECURRENCE") and cpu_recurrence() == "avx512"
+    AVX-512, unless LLTM_JIT_CPU_RECURRENCE lowers the choice below it."""
+    lowered = os.environ.get("LLTM_JIT_CPU_RECURRENCE", "") not in ("", "amx", "avx512")
+    return device == "cpu" and not lowered and cpu_recurrence() == "avx512"

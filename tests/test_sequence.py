@@ -43,7 +43,7 @@ def device(request, monkeypatch):
 def skip_lesser_cpu_recurrences():
     """For the tests of the op's registration and tracing rather than its arithmetic, which the
     recurrence's products do not change: once on the CPU, in its default path."""
-    if os.environ.get("LLTM_JIT_CPU_RECURRENCE"):
+    if os.environ.get("LLTM_JIT_CPU_RECURRENCE", "") not in ("", "amx"):  # "amx": the default's level
         pytest.skip("registration and tracing: checked in the CPU's default path")
 
 
@@ -281,12 +281,19 @@ def test_cpu_recurrence_is_the_best_here():
 
 
 def test_cpu_bfloat16_kernel_is_the_cpus():
-    """bfloat16 runs its products on AMX where the CPU has AMX-BF16 (and AVX512-BF16), else on
-    AVX512-BF16 where it has that, else through ATen (the library's own answer)."""
+    """bfloat16 runs its products on AMX where the CPU has AMX-BF16 (and AVX512-BF16) and the
+    kernel lets the process use the tiles, else on AVX512-BF16 where the CPU has that, else through
+    ATen (the library's own answers). Where AMX does not run, the library says why: a CPU with the
+    flags gets no other reason than a refusal or a build without it."""
     cpuinfo = Path("/proc/cpuinfo")
     flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
     avx512 = {"avx512f", "avx512_bf16"} <= flags
-    expected = "amx" if avx512 and {"amx_tile", "amx_bf16"} <= flags else "avx512-bf16" if avx512 else "aten"
+    amx = lltm_jit.build_info()["cpu_products"]["amx"]
+    if avx512 and {"amx_tile", "amx_bf16"} <= flags:
+        assert amx == "available" or amx.startswith(("refused by the kernel: ", "not in this build"))
+    else:
+        assert amx == "not on this CPU" or amx.startswith("not in this build")
+    expected = "amx" if amx == "available" else "avx512-bf16" if avx512 else "aten"
     assert cpu_bf16() == expected
 
 
@@ -302,24 +309,25 @@ def use_bf16_kernel(kernel, monkeypatch):
 BF16_KERNELS = ["amx", "avx512-bf16"]
 
 
-@pytest.mark.parametrize("lengths", [None, torch.tensor([5, 0, 2, 5, 1, 3, 5, 4, 1])], ids=["full length", "lengths"])
+@pytest.mark.parametrize("lengths", [False, True], ids=["full length", "lengths"])
 @pytest.mark.parametrize("state", [True, False], ids=["state", "zero state"])
 @pytest.mark.parametrize("kernel", BF16_KERNELS)
 def test_cpu_bfloat16_runs_its_own_products(kernel, state, lengths, monkeypatch):
     """A bfloat16 sequence's forward and backward call no ATen product on either kernel, with
     lengths too: the input projection, the steps' products and d_input run through the kernel, and
-    the bias gradient is summed in the recurrence. d_weights alone goes through ATen on AMX (a few
-    products, however many steps), where ATen's bfloat16 GEMM runs on the same tiles. The contrast,
-    the float recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
+    the bias gradient is summed in the recurrence. d_weights alone goes through ATen, on AMX and
+    from 2^26 FLOP (T = 40 and 64 at 16 x 32 x 128; not 5 x 9 x 5 x 33): a few products, however
+    many steps, where ATen's bfloat16 GEMM runs on the same tiles. The contrast, the float
+    recurrence (LLTM_JIT_CPU_RECURRENCE=packed), calls them through ATen."""
     use_bf16_kernel(kernel, monkeypatch)
     recurrence = os.environ["LLTM_JIT_CPU_RECURRENCE"]
 
-    def products(time, wrt=(0, 1, 2)):
-        args = make_sequence(time, 9, 5, 33, dtype=torch.bfloat16, seed=9)
+    def products(time, batch, features, size, wrt=(0, 1, 2)):
+        args = make_sequence(time, batch, features, size, dtype=torch.bfloat16, seed=9)
+        given = torch.arange(batch) % (time + 1) if lengths else None
 
         def forward():
-            return lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None,
-                                 lengths=None if lengths is None else lengths.clamp(max=time))
+            return lltm_sequence(args[0], args[1], args[2], tuple(args[3:]) if state else None, lengths=given)
 
         output, (h_n, c_n) = forward()
         forward_and_backward = aten_calls(lambda: torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
@@ -327,13 +335,14 @@ def test_cpu_bfloat16_runs_its_own_products(kernel, state, lengths, monkeypatch)
         calls = aten_calls(forward) + forward_and_backward
         return sum(calls[name] for name in ("aten::mm", "aten::addmm", "aten::addmm_", "aten::mv"))
 
-    assert products(5, wrt=(0, 2)) == 0
+    assert products(5, 9, 5, 33) == 0
+    assert products(64, 16, 32, 128, wrt=(0, 2)) == 0
     if kernel == "amx":
-        assert 0 < products(5) == products(2) <= 3
+        assert 2 <= products(64, 16, 32, 128) == products(40, 16, 32, 128) <= 3
     else:
-        assert products(5) == 0
+        assert products(64, 16, 32, 128) == 0
     monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "packed")
-    assert products(5) > 0
+    assert products(5, 9, 5, 33) > 0
     monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", recurrence)
 
 
