@@ -25,7 +25,8 @@ echo "ab rc=$?"
 tail -15 $OUT/e-ab.txt
 for tree in $ROOT /tmp/lf /tmp/abar; do
   name=$(basename $tree)
-  [ $tree = $ROOT ] || cp -r tests pyproject.toml $tree/
+  # the tests import benchmarks.cases and benchmarks.precision (its Python files, not the records)
+  [ $tree = $ROOT ] || { cp -r tests pyproject.toml $tree/ && mkdir -p $tree/benchmarks && cp benchmarks/*.py $tree/benchmarks/; }
   (cd $tree && PYTHONPATH=$tree LLTM_JIT_CACHE_DIR=/tmp/tests-$name timeout 200 python3 -m pytest -q -n 5 -p no:cacheprovider \
     tests/test_sequence.py tests/test_amp.py tests/test_lstm_parity.py -k "not cpu" \
     > $OUT/e-tests-$name.txt 2>&1; echo "tests $name rc=$?") &
