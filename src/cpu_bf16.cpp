@@ -269,7 +269,7 @@ LLTM_AMX void amx_product(const uint16_t* a, int64_t lda, int64_t m, const uint3
       configured1 = rows1;
     }
     const uint16_t* a0 = a + r * lda;
-    const uint16_t* a1 = a0 + 16 * lda;
+    const uint16_t* a1 = rows1 > 0 ? a0 + 16 * lda : nullptr;
     if (rest > 0) {
       std::fill_n(tail, 32 * 32, uint16_t{0});
       for (int i = 0; i < rows0 + rows1; ++i) std::copy_n(a0 + i * lda + whole, rest, tail + i * 32);
@@ -350,7 +350,7 @@ void product(const void* a, int64_t lda, int64_t m, const uint32_t* b, int64_t n
 
 int64_t pair_rows(int64_t k) { return ((k + 1) / 2 + 15) / 16 * 16; }
 int64_t pair_panel(int64_t k) { return pair_rows(k) * kPairPanel; }
-int64_t packed_words(int64_t k, int64_t n) { return (n + 31) / 32 * pair_panel(k); }
+int64_t packed_words(int64_t k, int64_t n) { return (n + kPairPanel - 1) / kPairPanel * pair_panel(k); }
 
 void bf16_product([[maybe_unused]] Bf16Kernel kernel, const uint16_t* a, int64_t lda, int64_t m, const uint32_t* b,
                   int64_t n, int64_t k, float* c, int64_t ldc, bool accumulate) {

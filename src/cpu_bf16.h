@@ -19,10 +19,10 @@ Bf16Kernel bf16_kernel();
 
 // B (k x n) packed in pairs of its rows, the layout both kernels read: pair (p, j) holds B(2p, j)
 // in its low half and B(2p + 1, j) in its high half (AMX's "VNNI" B), B(i, j) being
-// w[i * row + j * col], in panels of kPairPanel = 32 columns (pair_panel words: pair_rows(k) rows of 32, one after
-// the other), word (j / 32) * pair_panel(k) + 32 p + j % 32, zero past B: a panel streams in order,
-// where a row of B (a whole row of B apart) fell in a few of L1's sets, and AMX's tiles (16 pair
-// rows of 16) need no edge of their own. packed_words(k, n) words in all.
+// w[i * row + j * col], in panels of kPairPanel = 32 columns, each pair_panel(k) words (pair_rows(k)
+// rows of 32, one after the other): word (j / 32) * pair_panel(k) + 32 p + j % 32, zero past B. A
+// panel streams in order, where a row of B (a whole row of B apart) fell in a few of L1's sets, and
+// AMX's tiles (16 pair rows of 16) need no edge of their own. packed_words(k, n) words in all.
 constexpr int64_t kPairPanel = 32;
 int64_t pair_rows(int64_t k);
 int64_t pair_panel(int64_t k);
