@@ -5,20 +5,22 @@
 
 namespace lltm::cuda {
 
-// What step t's backward reads from memory for one element, loaded a step ahead.
-template <typename T>
+// What step t's backward reads from memory for one element, loaded a step ahead in the storage
+// type and converted where the step reads it: a conversion at the load waits for the load there
+// (the cluster backward's stall samples, benchmarks/NOTES.md, "Session 33").
+template <typename scalar_t>
 struct StepInputs {
-  T z[3], c_prev, grad_h;
+  scalar_t z[3], c_prev, grad_h;
 };
 
-template <typename scalar_t, typename T = opmath_t<scalar_t>>
-__device__ __forceinline__ StepInputs<T> step_inputs(const BackwardParams& p, int64_t t, int64_t b, int64_t j) {
+template <typename scalar_t>
+__device__ __forceinline__ StepInputs<scalar_t> step_inputs(const BackwardParams& p, int64_t t, int64_t b, int64_t j) {
   const int64_t S = p.state, B = p.batch;
   const auto* z = static_cast<const scalar_t*>(p.gates) + (t * B + b) * 3 * S + j;
-  const T c_prev = t > 0             ? T(static_cast<const scalar_t*>(p.cells)[((t - 1) * B + b) * S + j])
-                   : p.c0 != nullptr ? T(static_cast<const scalar_t*>(p.c0)[b * S + j])
-                                     : T(0);
-  return {{T(z[0]), T(z[S]), T(z[2 * S])}, c_prev, T(grad_output_at<scalar_t>(p, t, b, j))};
+  const scalar_t c_prev = t > 0             ? static_cast<const scalar_t*>(p.cells)[((t - 1) * B + b) * S + j]
+                          : p.c0 != nullptr ? static_cast<const scalar_t*>(p.c0)[b * S + j]
+                                            : scalar_t(0);
+  return {{z[0], z[S], z[2 * S]}, c_prev, grad_output_at<scalar_t>(p, t, b, j)};
 }
 
 // A thread's cells of the state in a persistent backward, either family's: their items, the
@@ -30,7 +32,7 @@ struct BackwardCells {
   using T = opmath_t<scalar_t>;
   Item items[ITEMS];
   T dh[ITEMS], dc[ITEMS], bias[ITEMS][3] = {};
-  StepInputs<T> in[ITEMS];
+  StepInputs<scalar_t> in[ITEMS];
 
   // The items of this thread in block `at`, from the gradients of h_n and c_n and the last step's
   // inputs.
@@ -60,8 +62,9 @@ struct BackwardCells {
       scalar_t* z = gates + (t * B + it.b) * 3 * S + it.j;
       T d[3] = {T(0), T(0), T(0)};
       if (t < it.length) {
-        const auto o = backward_point<T, MathFor<scalar_t>>(in[m].grad_h + dh[m], dc[m], in[m].z[0], in[m].z[1],
-                                                            in[m].z[2], in[m].c_prev);
+        const StepInputs<scalar_t>& x = in[m];
+        const auto o = backward_point<T, MathFor<scalar_t>>(T(x.grad_h) + dh[m], dc[m], T(x.z[0]), T(x.z[1]),
+                                                            T(x.z[2]), T(x.c_prev));
         dc[m] = o.d_old_cell;
         d[0] = o.d_input_gate;
         d[1] = o.d_output_gate;
