@@ -176,15 +176,14 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
             __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_new);
           }
         });
-    if (tiling.tiles > 1) arrive(arrivals);
     if (tiling.tiles > 1) {
-      wait_for(arrivals, static_cast<int>(t + 1) * tiling.tiles);
+      arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
     }
     __syncthreads();  // the new h is in
     // The step's outputs and the next step's projection after the barrier, beside the next
-    // product: before it, the warps that own cells kept every other warp waiting while their
-    // stores and loads issued (benchmarks/NOTES.md, "Session 35").
+    // product: before it, every other warp would wait at the barrier while the warps that own
+    // cells issue these (benchmarks/NOTES.md, "Session 35").
     cells.store(p, t, S);
     cells.load(p, t + 1, S);
   }
