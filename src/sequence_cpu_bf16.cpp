@@ -138,16 +138,17 @@ void bf16_backward(BackwardRecurrence& r) {
   bias.finish(r);
 }
 
+// The FLOPs of d_weights (2 x rows x G x W) from which AMX's go through ATen (below): under them,
+// ATen's three products cost more in dispatch than the pairs kernel takes (benchmarks/NOTES.md,
+// "Session 34").
+constexpr int64_t kAtenWeightsFlops = int64_t{1} << 26;
+
 // The products after a bfloat16 recurrence through cpu::bf16_product, as cpu_products' float ones:
 // d_input = d_gates W_x split by rows; d_weights = d_gates^T [h, input] by its rows, with d_gates
 // and [h, input] packed in pairs of rows (the kernel reads d_gates^T from d_gates' pairs). On AMX,
 // a large d_weights goes through ATen: its bfloat16 GEMM (oneDNN) runs on the same tiles, blocked
 // for the caches, where the pairs kernel, on AVX512-BF16 and not blocked, runs an order of
 // magnitude slower at training sizes (benchmarks/NOTES.md, "Session 34").
-// Below this, ATen's three products of d_weights cost more in dispatch than the pairs kernel takes
-// (benchmarks/NOTES.md, "Session 34").
-constexpr int64_t kAtenWeightsFlops = int64_t{1} << 26;
-
 std::pair<Tensor, Tensor> bf16_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights) {
