@@ -176,13 +176,14 @@ class LLTMSequence(nn.Module):
 
     Layer l > 0 takes the previous layer's output, num_directions * state_size features, with
     ``dropout`` applied to it in training. On CUDA a layer's reverse direction runs on a stream of
-    its own beside the forward's where the GPU holds both at once (`ops.sequences_at_once`), and
-    autograd runs its backward there too. Parameters, in nn.LSTM's pattern: ``weights_l{l}``
-    (3 * state_size, state_size + layer input features) and ``bias_l{l}`` (3 * state_size,) in
-    the cell's layout, and ``weights_l{l}_reverse``, ``bias_l{l}_reverse`` for the reverse
-    direction; with ``bias=False`` the biases are None, as in nn.LSTM. A one-layer, one-direction
-    module loads an `LLTM` cell's ``state_dict`` (its ``weights`` and ``bias`` are ``weights_l0``
-    and ``bias_l0``), and the cell loads its. ``proj_size`` other than 0 is not supported.
+    its own beside the forward's where the GPU holds both at once (`ops.sequences_at_once`; each
+    direction's call is then paired), and autograd runs its backward there too. Parameters, in
+    nn.LSTM's pattern: ``weights_l{l}`` (3 * state_size, state_size + layer input features) and
+    ``bias_l{l}`` (3 * state_size,) in the cell's layout, and ``weights_l{l}_reverse``,
+    ``bias_l{l}_reverse`` for the reverse direction; with ``bias=False`` the biases are None, as in
+    nn.LSTM. A one-layer, one-direction module loads an `LLTM` cell's ``state_dict`` (its
+    ``weights`` and ``bias`` are ``weights_l0`` and ``bias_l0``), and the cell loads its.
+    ``proj_size`` other than 0 is not supported.
     """
 
     def __init__(self, input_features: int, state_size: int, num_layers: int = 1, *, bias: bool = True,
@@ -323,7 +324,7 @@ class LLTMSequence(nn.Module):
                     if direction and layer == 0:
                         reverse = _reversal_index(input.shape[0], lengths, input.device)
                     x = _gather_time(input, reverse) if direction else input
-                    output, final = lltm_sequence(x, weights, bias, initial, lengths=lengths)
+                    output, final = lltm_sequence(x, weights, bias, initial, lengths=lengths, paired=side is not None)
                     outputs.append(_gather_time(output, reverse) if direction else output)
                 finals.append(final)
             if side is not None:

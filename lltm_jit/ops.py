@@ -54,7 +54,7 @@ def _register_fake_kernels(namespace: str) -> None:
         )
 
     @torch.library.register_fake(ops.sequence_forward.default)
-    def _(input, weights, bias, h0, c0, lengths, for_backward=None):
+    def _(input, weights, bias, h0, c0, lengths, for_backward=None, paired=False):
         time, batch, state = checks.check_sequence_call(input, weights, bias, h0, c0, lengths)
         output = input.new_empty((time, batch, state))
         if for_backward is False:  # what only the backward reads comes back empty
@@ -72,7 +72,8 @@ def _register_fake_kernels(namespace: str) -> None:
         return False  # a traced graph keeps one stream
 
     @torch.library.register_fake(ops.sequence_backward.default)
-    def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask):
+    def _(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask,
+          paired=False):
         _, batch, state = checks.check_sequence_backward(input, weights, h0, c0, lengths, output, gates, cells)
         want_input, want_weights, want_bias = output_mask
         return (
@@ -242,7 +243,7 @@ def lltm(input, weights, bias, old_h, old_cell):
     return new_h, new_cell
 
 
-def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first=False):
+def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first=False, paired=False):
     """A whole sequence of LLTM steps: returns output and the final state (h_n, c_n).
 
     input (time, batch, input_features), or (batch, time, input_features) with ``batch_first``;
@@ -250,6 +251,9 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     (batch, state_size); lengths None or an int64 tensor (batch,) of values in [0, time], best on
     the CPU: past its length a sequence's state stays as it is and its output is zero.
     output (time, batch, state_size), or (batch, time, state_size) with ``batch_first``.
+    paired: another call of the same sizes runs at the same time on another CUDA stream, as
+    `LLTMSequence` runs a bidirectional layer's directions where `sequences_at_once` says they fit:
+    the kernels then leave the GPU room for both. It changes no result.
     """
     checks.check_sequence_types("lltm_sequence", input, weights, bias, state, lengths)
     if _sequence_forward is None:
@@ -268,15 +272,16 @@ def lltm_sequence(input, weights, bias, state=None, *, lengths=None, batch_first
     # Inference mode skips the autograd kernel, which otherwise tells the op whether a backward follows
     # (the C++ API's lltm_jit::lltm_sequence in src/ops.cpp follows the same rule).
     for_backward = False if not torch.compiler.is_compiling() and torch.is_inference_mode_enabled() else None
-    output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward)
+    output, h_n, c_n, _, _ = _sequence_forward(input, weights, bias, state[0], state[1], lengths, for_backward,
+                                               paired)
     return (output.transpose(0, 1) if batch_first else output), (h_n, c_n)
 
 
 def sequences_at_once(input, weights) -> bool:
-    """The op ``sequences_at_once`` (its schema in src/ops.cpp says when two sequences run at
-    once) for a module's checked input (time, batch, input_features) and weights; False off CUDA,
-    in the reference fallback, and while torch.compile or torch.export traces: their graphs take
-    the directions one after the other."""
+    """The op ``sequences_at_once`` (its schema in src/ops.cpp says when two sequences, each
+    called with paired=True, run at once) for a module's checked input (time, batch,
+    input_features) and weights; False off CUDA, in the reference fallback, and while
+    torch.compile or torch.export traces: their graphs take the directions one after the other."""
     if _sequences_at_once is None or input.device.type != "cuda" or torch.compiler.is_compiling():
         return False
     # The op reads sizes, dtypes and the device: views of no elements, which autocast casts for

@@ -23,12 +23,12 @@ using StepBackward = std::tuple<Tensor, Tensor, Tensor, Tensor>(const Tensor& gr
                                                                 const Tensor& old_cell, std::array<bool, 3> output_mask);
 using SequenceForward = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
     const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
-    const OptionalTensor& lengths, std::optional<bool> for_backward);
+    const OptionalTensor& lengths, std::optional<bool> for_backward, bool paired);
 using SequenceBackward = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
     const OptionalTensor& grad_output, const OptionalTensor& grad_h_n, const OptionalTensor& grad_c_n,
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
-    std::array<bool, 3> output_mask);
+    std::array<bool, 3> output_mask, bool paired);
 
 // The sequences_at_once operator (its schema in ops.cpp says when), on checked arguments.
 using SequencesAtOnce = bool(const Tensor& input, const Tensor& weights);

@@ -64,19 +64,23 @@ void define(torch::Library& m) {
   // grad mode is on), and means true below autograd. The backward's output_mask says which of
   // d_input, d_weights and d_bias to compute (the products and the sum after the recurrence); the
   // others come back undefined. d_h0 and d_c0 come out of the recurrence, which every gradient
-  // needs: they come back also where h0 and c0 were None.
+  // needs: they come back also where h0 and c0 were None. paired says that another call of the
+  // same sizes runs at the same time on another stream (a bidirectional layer's other direction,
+  // where sequences_at_once says so): the CUDA kernels then take a tiling that leaves the GPU room
+  // for both. It changes no result; autograd's backward takes the forward's.
   m.def("sequence_forward(Tensor input, Tensor weights, Tensor bias, Tensor? h0, Tensor? c0, Tensor? lengths,"
-        " bool? for_backward=None)"
+        " bool? for_backward=None, bool paired=False)"
         " -> (Tensor output, Tensor h_n, Tensor c_n, Tensor gates, Tensor cells)");
   m.def("sequence_backward(Tensor? grad_output, Tensor? grad_h_n, Tensor? grad_c_n, Tensor input,"
         " Tensor weights, Tensor? h0, Tensor? c0, Tensor? lengths, Tensor output, Tensor(a!) gates, Tensor cells,"
-        " bool[3] output_mask)"
+        " bool[3] output_mask, bool paired=False)"
         " -> (Tensor d_input, Tensor d_weights, Tensor d_bias, Tensor d_h0, Tensor d_c0)");
   // Whether two sequences of input's sizes (time, batch, input_features) through the cell of
   // `weights` (the two directions of a bidirectional layer) run at once, each on a stream of its
-  // own: on CUDA where both directions' persistent kernels of the two fit on the device together,
-  // every block on a multiprocessor of its own and every cluster resident, so that the launches
-  // overlap rather than queue, and LLTM_JIT_SEQUENCES_AT_ONCE is not 0; false on the per-step path
+  // own and called with paired=True: on CUDA where both directions' persistent kernels of the
+  // two, paired, fit on the device together, every block on a multiprocessor of its own and every
+  // cluster resident, so that the launches overlap rather than queue, and
+  // LLTM_JIT_SEQUENCES_AT_ONCE is not 0; false on the per-step path
   // and on the CPU, whose op uses every core already. Under autocast, for the dtype the sequences
   // run in. Reads input's batch, weights' rows, the dtype and the device.
   m.def("sequences_at_once(Tensor input, Tensor weights) -> bool");
@@ -162,7 +166,7 @@ const auto& sequence_forward_op() {
   static const auto op =
       find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
           const Tensor&, const Tensor&, const Tensor&, const OptionalTensor&, const OptionalTensor&,
-          const OptionalTensor&, std::optional<bool>)>("sequence_forward");
+          const OptionalTensor&, std::optional<bool>, bool)>("sequence_forward");
   return op;
 }
 
@@ -170,7 +174,7 @@ const auto& sequence_backward_op() {
   static const auto op = find_op<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
       const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&,
       const OptionalTensor&, const OptionalTensor&, const OptionalTensor&, const Tensor&, const Tensor&, const Tensor&,
-      std::array<bool, 3>)>("sequence_backward");
+      std::array<bool, 3>, bool)>("sequence_backward");
   return op;
 }
 
@@ -181,6 +185,7 @@ OptionalTensor defined_or_none(const Tensor& t) {
 // The gradients of input, weights, bias, h0 and c0 from those of output, h_n and c_n.
 struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
   SavedVariable input, weights, h0, c0, lengths, output, gates, cells;
+  bool paired = false;  // the forward's
   // Set when the engine will release the saved variables after this backward (and cleared by
   // it): the backward may then overwrite the saved pre-activations with their gradients instead
   // of copying them first, where nothing else can see them.
@@ -221,7 +226,7 @@ struct LLTMSequenceBackward final : SavingNode<LLTMSequenceBackward> {
     auto [d_input, d_weights, d_bias, d_h0, d_c0] = sequence_backward_op().call(
         defined_or_none(grads[0]), defined_or_none(grads[1]), defined_or_none(grads[2]), input.unpack(),
         weights.unpack(), defined_or_none(h0.unpack()), defined_or_none(c0.unpack()),
-        defined_or_none(lengths.unpack()), output.unpack(getptr()), workspace, cells.unpack(), output_mask);
+        defined_or_none(lengths.unpack()), output.unpack(getptr()), workspace, cells.unpack(), output_mask, paired);
     // Not for an initial state that was not given (zeros): there is no edge to take them.
     return {d_input, d_weights, d_bias.defined() ? d_bias.view_symint(bias_sizes) : d_bias,
             task_should_compute_output(3) ? d_h0 : Tensor(), task_should_compute_output(4) ? d_c0 : Tensor()};
@@ -246,7 +251,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
                                                                     const Tensor& bias, const OptionalTensor& given_h0,
                                                                     const OptionalTensor& given_c0,
                                                                     const OptionalTensor& lengths,
-                                                                    std::optional<bool> for_backward) {
+                                                                    std::optional<bool> for_backward,
+                                                                    bool paired) {
   const Tensor h0 = given_h0.value_or(Tensor()), c0 = given_c0.value_or(Tensor());
   const bool requires_grad = any_requires_grad("lltm_sequence", {&input, &weights, &bias, &h0, &c0});
   const bool keep = for_backward.value_or(requires_grad);
@@ -254,7 +260,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     // Without a backward to come, the cell states of every step are not written; a caller that
     // runs the backward operator itself (a traced graph, a test) asks for them explicitly.
-    return sequence_forward_op().call(input, weights, bias, given_h0, given_c0, lengths, keep);
+    return sequence_forward_op().call(input, weights, bias, given_h0, given_c0, lengths, keep, paired);
   }();
   if (!requires_grad) return out;
   auto& [output, h_n, c_n, gates, cells] = out;
@@ -285,6 +291,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward_autograd(con
     gates = alias;
   }
   node->cells = SavedVariable(cells, false);
+  node->paired = paired;
   node->bias_sizes = bias.sym_sizes().vec();
   set_history(owner, *node, {output, h_n, c_n});
   node->output = SavedVariable(output, true);  // an output of this node: saved after its edge is set
@@ -406,7 +413,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lltm_sequence(const at::Tensor& i
   const std::optional<bool> for_backward =
       c10::InferenceMode::is_enabled() ? std::optional<bool>(false) : std::nullopt;
   auto [output, h_n, c_n, gates, cells] =
-      lltm::sequence_forward_op().call(input, weights, bias, h0, c0, lengths, for_backward);
+      lltm::sequence_forward_op().call(input, weights, bias, h0, c0, lengths, for_backward, /*paired=*/false);
   return {output, h_n, c_n};
 }
 

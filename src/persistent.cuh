@@ -37,6 +37,22 @@ constexpr int kMaxSlices = 16;
 constexpr int kMaxLanes = 4;
 constexpr int kItems = 2;
 
+// Where another launch of the same sizes runs beside this one (SequenceParams::copies) and W_h is
+// split over tiles, a group may take up to kPairedRows rows, so that the two launches fit on the
+// device together where groups of kMaxRows would fill it alone. Such a group keeps no partial sums
+// of its own (paired_rows): the forward's share h's shared memory, which the product has read by
+// then, and the backward's one slice stores its sums straight to the exchange. The forward's block
+// then has kPairedForwardThreads threads, each with 3 x 16 sums of the product, which 128 registers
+// a thread (512 threads) do not hold beside the rest.
+constexpr int kPairedRows = 16;
+constexpr int kPairedForwardThreads = 256;
+
+// The storage types whose kernels come in groups of kPairedRows: float alone, whose kernels fill
+// the GPU at a bidirectional layer's common sizes (the half types run on tensor cores there), as
+// each instantiation adds to the build.
+template <typename scalar_t>
+constexpr bool has_paired_rows = std::is_same_v<scalar_t, float>;
+
 // Forward shared memory: the tile's rows of W_h as Pack<T, 4> packs along the reduction's
 // dimension k (consecutive threads, consecutive columns, read consecutive 16-byte words); h of
 // the group's rows; the slices' partial sums. Backward: the tile's rows of W_h packed along the
@@ -128,38 +144,57 @@ inline int block_columns(const SequenceParams& p, const Tiling& t, bool forward)
   return static_cast<int>(round_up(t.width, 32 / t.lanes)) * t.lanes;
 }
 
+// Whether a group of `rows` keeps its partial sums as kPairedRows says (the kernels' template R).
+LLTM_HD constexpr bool paired_rows(int rows) { return rows > kMaxRows; }
+
+// The most threads a block of `rows` has.
+LLTM_HD constexpr int most_threads(int rows, bool forward) {
+  return forward && paired_rows(rows) ? kPairedForwardThreads : kPersistentThreads;
+}
+
 template <typename T>
 inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
-  return sizeof(T) * (forward ? 3 * W * padded + R * padded + t.slices * 3 * R * W
-                              : 3 * W * S + R * 3 * W + t.slices * R * S);
+  const int64_t partials = paired_rows(t.rows) ? 0 : t.slices * R * (forward ? 3 * W : S);
+  return sizeof(T) * (forward ? 3 * W * padded + R * padded : 3 * W * S + R * 3 * W) + sizeof(T) * partials;
+}
+
+// Whether a tiling of more than kMaxRows rows keeps its partial sums where paired_rows says: the
+// forward's in h's rows (every tile exchanges h through L2, so no block writes its own h there
+// mid-step), the backward's as one slice.
+inline bool partials_placed(const SequenceParams& p, const Tiling& t, bool forward) {
+  if (!paired_rows(t.rows)) return true;
+  return t.tiles > 1 && (forward ? t.slices * 3 * t.width <= round_up(p.state, 4) : t.slices == 1);
 }
 
 // The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more
-// each step); then the fewest rows that give each multiprocessor at most one block (fewer rows
-// make more blocks, and with tiles > 1 every block must be resident at once; with one tile,
-// fewer rows where those do not fit); then the most threads: for each count of lanes (the
-// forward's), the most slices that fit, the fewest lanes where the threads are as many. None
-// (rows == 0) where no tiling fits.
-template <typename T>
+// each step); then the fewest rows that give each multiprocessor at most one block of the
+// p.copies launches (fewer rows make more blocks, and with tiles > 1 every block must be resident
+// at once; with one tile, fewer rows where those do not fit); then the most threads: for each
+// count of lanes (the forward's), the most slices that fit, the fewest lanes where the threads are
+// as many. None (rows == 0) where no tiling fits.
+template <typename scalar_t>
 inline Tiling persistent_tiling(const SequenceParams& p, bool forward) {
+  using T = opmath_t<scalar_t>;
   if (round_up(p.state, 32) > kPersistentThreads) return {};
   for (int64_t nominal = 1; nominal <= p.multiprocessors && (nominal == 1 || p.cooperative); nominal *= 2) {
     Tiling t;
     t.width = static_cast<int>(round_up(ceil_div(p.state, nominal), 4));
     t.tiles = static_cast<int>(ceil_div(p.state, t.width));
-    auto blocks = [&](int rows) { return t.tiles * ceil_div(p.batch, rows); };
+    auto blocks = [&](int rows) { return p.copies * t.tiles * ceil_div(p.batch, rows); };
+    const int most_rows = has_paired_rows<scalar_t> && p.copies > 1 && t.tiles > 1 ? kPairedRows : kMaxRows;
     int rows = 1;
-    while (rows < kMaxRows && blocks(rows) > p.multiprocessors) rows *= 2;
+    while (rows < most_rows && blocks(rows) > p.multiprocessors) rows *= 2;
     for (; rows >= 1 && (t.tiles == 1 || blocks(rows) <= p.multiprocessors); rows /= 2) {
       t.rows = rows;
       Tiling best;
       int best_threads = 0;
       for (t.lanes = 1; t.lanes <= (forward ? kMaxLanes : 1); t.lanes *= 2) {
         const int columns = block_columns(p, t, forward);
-        for (t.slices = std::min(kMaxSlices, kPersistentThreads / columns); t.slices >= 1; --t.slices) {
+        for (t.slices = std::min(kMaxSlices, most_threads(rows, forward) / columns); t.slices >= 1; --t.slices) {
           t.shared_bytes = shared_bytes<T>(p, t, forward);
-          if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices) {
+          if (t.shared_bytes <= p.shared_memory_per_block && rows * t.width <= kItems * columns * t.slices &&
+              partials_placed(p, t, forward)) {
             if (columns * t.slices > best_threads) {
               best = t;
               best_threads = columns * t.slices;

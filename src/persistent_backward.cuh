@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   const Place at = place<R>(tiling);
   V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
   T* dg = reinterpret_cast<T*>(w + 3 * packs * S);  // dg[(r * 3 + g) * W + c]
-  T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]
+  T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]; none where paired_rows(R)
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -175,6 +175,9 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   auto* gates = static_cast<scalar_t*>(p.gates);
   const Share share = slice_share(3 * packs);
   const int k = threadIdx.x;
+  // Where tiles > 1, this tile's share of d_h of every column at step t's parity, for the columns'
+  // owners.
+  auto share_of = [&](int parity) { return exchange + (parity * tiling.tiles + at.tile) * B * S; };
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) { dg[(it.r * 3 + g) * W + it.c] = d; });
@@ -205,13 +208,24 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const T partner = __shfl_xor_sync(0xffffffffu, half ? sum[0][r] : sum[1][r], 16);
-        if (k < S) partial[(threadIdx.y * R + r) * S + k] = (half ? sum[1][r] : sum[0][r]) + partner;
+        if constexpr (paired_rows(R)) {  // one slice: the tile's share itself
+          if (k < S && at.b0 + r < B) {
+            __stcg(share_of(static_cast<int>(t % 2)) + (at.b0 + r) * S + k, (half ? sum[1][r] : sum[0][r]) + partner);
+          }
+        } else if (k < S) {
+          partial[(threadIdx.y * R + r) * S + k] = (half ? sum[1][r] : sum[0][r]) + partner;
+        }
       }
     }
-    __syncthreads();  // the partial sums are in; every thread has read the gate gradients
+    if constexpr (paired_rows(R)) {
+      // Its barrier also keeps the next step's gate gradients until every thread has read these.
+      arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
+    } else {
+      __syncthreads();  // the partial sums are in; every thread has read the gate gradients
+    }
     const int parity = static_cast<int>(t % 2);
-    if (tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
-      T* share_out = exchange + (parity * tiling.tiles + at.tile) * B * S;
+    if (!paired_rows(R) && tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+      T* share_out = share_of(parity);
       for (int i = thread; i < R * S; i += threads) {
         const int r = i / S, kk = i % S;
         const int64_t b = at.b0 + r;
@@ -239,6 +253,12 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 template <typename scalar_t>
 cudaError_t launch_persistent_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block = persistent_block(p, tiling, false);
+  if constexpr (has_paired_rows<scalar_t>) {
+    if (tiling.rows == kPairedRows) {
+      constexpr int R = kPairedRows;
+      return launch_persistent<scalar_t, R>(persistent_backward_kernel<scalar_t, R>, p, tiling, stream, block);
+    }
+  }
   switch (tiling.rows) {
     case 1: return launch_persistent<scalar_t, 1>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream, block);
     case 2: return launch_persistent<scalar_t, 2>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream, block);

@@ -96,7 +96,7 @@ struct ForwardCells {
 };
 
 template <typename scalar_t, int R>
-__global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(ForwardParams p, Tiling tiling) {
+__global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kernel(ForwardParams p, Tiling tiling) {
   using T = opmath_t<scalar_t>;
   using V = Pack<T, 4>;
   extern __shared__ __align__(32) unsigned char shared[];
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
   const Place at = place<R>(tiling);
   V* w = reinterpret_cast<V*>(shared);             // w[(g * packs + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
   T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k]
-  T* partial = h + R * padded;                     // partial[((s * 3 + g) * R + r) * W + c]
+  T* partial = paired_rows(R) ? h : h + R * padded;  // partial[((s * 3 + g) * R + r) * W + c]
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
         for (int r = 0; r < R; ++r) z[g][r] += __shfl_xor_sync(0xffffffffu, z[g][r], offset);
       }
     }
+    if constexpr (paired_rows(R)) __syncthreads();  // every thread has read h, which the partial sums overwrite
     if (col < W && k_lane == 0) {
 #pragma unroll
       for (int g = 0; g < 3; ++g) {
@@ -195,6 +196,12 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_forward_kernel(
 template <typename scalar_t>
 cudaError_t launch_persistent_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block = persistent_block(p, tiling, true);
+  if constexpr (has_paired_rows<scalar_t>) {
+    if (tiling.rows == kPairedRows) {
+      constexpr int R = kPairedRows;
+      return launch_persistent<scalar_t, R>(persistent_forward_kernel<scalar_t, R>, p, tiling, stream, block);
+    }
+  }
   switch (tiling.rows) {
     case 1: return launch_persistent<scalar_t, 1>(persistent_forward_kernel<scalar_t, 1>, p, tiling, stream, block);
     case 2: return launch_persistent<scalar_t, 2>(persistent_forward_kernel<scalar_t, 2>, p, tiling, stream, block);

@@ -78,6 +78,8 @@ struct Recurrence {
   Tensor weights, h0, c0;  // h0, c0: undefined where the initial state is zeros
   Tensor lengths;  // on the CPU, checked; undefined: every sequence runs `time` steps
   Tensor gates, output, cells;
+  bool paired = false;  // another sequence of these sizes runs at once beside this one (the op's
+                        // `paired`): the CUDA kernels' tiling leaves the GPU room for both
 };
 
 struct ForwardRecurrence : Recurrence {
@@ -131,7 +133,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
                                                                     const std::optional<Tensor>& h0,
                                                                     const std::optional<Tensor>& c0,
                                                                     const std::optional<Tensor>& lengths,
-                                                                    std::optional<bool> for_backward) {
+                                                                    std::optional<bool> for_backward,
+                                                                    bool paired) {
   constexpr const char* op = "lltm_sequence";
   const Tensor given_lengths = lengths.value_or(Tensor());
   ForwardRecurrence r{{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)}};
@@ -139,6 +142,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   check_same_kind(op, {{"input", &input}, {"weights", &weights}, {"bias", &bias}, {"h0", &r.h0}, {"c0", &r.c0}});
   const SequenceSizes s = r.sizes = check_sequence(op, input, weights, &bias, r.h0, r.c0, given_lengths);
   r.lengths = checked_lengths(op, given_lengths, s.time);
+  r.paired = paired;
   r.input = input;
   r.bias = bias.reshape({3 * s.state});
   r.gates = input.new_empty({s.time, s.batch, 3 * s.state});
@@ -197,7 +201,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
     const std::optional<Tensor>& grad_output, const std::optional<Tensor>& grad_h_n,
     const std::optional<Tensor>& grad_c_n, const Tensor& input, const Tensor& weights,
     const std::optional<Tensor>& h0, const std::optional<Tensor>& c0, const std::optional<Tensor>& lengths,
-    const Tensor& output, const Tensor& gates, const Tensor& cells, std::array<bool, 3> output_mask) {
+    const Tensor& output, const Tensor& gates, const Tensor& cells, std::array<bool, 3> output_mask, bool paired) {
   constexpr const char* op = "lltm_sequence_backward";
   const Tensor given_lengths = lengths.value_or(Tensor());
   BackwardRecurrence r{{{}, weights, contiguous_or_none(h0), contiguous_or_none(c0)}};
@@ -217,6 +221,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_backward(
               join({op, ": output, gates and cells must be contiguous, as the forward returns them"}));
   // What the fake kernel checks comes first (lltm_jit/checks.py): then the values and the gradients.
   r.lengths = checked_lengths(op, given_lengths, s.time);
+  r.paired = paired;
   r.gates = gates;
   r.output = output;
   r.cells = cells;

@@ -342,17 +342,17 @@ void rounded_backward(BackwardRecurrence& r) {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_forward(
     const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
-    const OptionalTensor& lengths, std::optional<bool> for_backward) {
-  return lltm::sequence_forward<rounded_forward>(input, weights, bias, h0, c0, lengths, for_backward);
+    const OptionalTensor& lengths, std::optional<bool> for_backward, bool paired) {
+  return lltm::sequence_forward<rounded_forward>(input, weights, bias, h0, c0, lengths, for_backward, paired);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cpu::sequence_backward(
     const OptionalTensor& grad_output, const OptionalTensor& grad_h_n, const OptionalTensor& grad_c_n,
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
-    std::array<bool, 3> output_mask) {
-  return lltm::sequence_backward<rounded_backward, cpu_products>(grad_output, grad_h_n, grad_c_n, input, weights, h0,
-                                                                 c0, lengths, output, gates, cells, output_mask);
+    std::array<bool, 3> output_mask, bool paired) {
+  return lltm::sequence_backward<rounded_backward, cpu_products>(
+      grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths, output, gates, cells, output_mask, paired);
 }
 
 }  // namespace lltm

@@ -54,11 +54,13 @@ int planned_multiprocessors() {
                                                   : cuda::device_attribute(cudaDevAttrMultiProcessorCount);
 }
 
-// What the persistent kernels' tilings are planned from: the sizes and the current device.
-cuda::SequenceParams planning_params(int64_t batch, int64_t state) {
+// What the persistent kernels' tilings are planned from: the sizes, the launches of them that run
+// at once (paired: two), and the current device.
+cuda::SequenceParams planning_params(int64_t batch, int64_t state, bool paired) {
   cuda::SequenceParams p{};
   p.batch = batch;
   p.state = state;
+  p.copies = paired ? 2 : 1;
   p.multiprocessors = planned_multiprocessors();
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
@@ -71,7 +73,7 @@ cuda::SequenceParams planning_params(int64_t batch, int64_t state) {
 // column stride: `weights` is r.weights made contiguous, and `lengths` the device copy
 // (device_lengths); the caller keeps both alive.
 cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights, const Tensor& lengths) {
-  cuda::SequenceParams p = planning_params(r.sizes.batch, r.sizes.state);
+  cuda::SequenceParams p = planning_params(r.sizes.batch, r.sizes.state, r.paired);
   p.time = r.sizes.time;
   p.weights = weights.const_data_ptr();
   p.weights_ld = weights.stride(0);
@@ -386,8 +388,8 @@ void cuda_backward(BackwardRecurrence& r) {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_forward(
     const Tensor& input, const Tensor& weights, const Tensor& bias, const OptionalTensor& h0, const OptionalTensor& c0,
-    const OptionalTensor& lengths, std::optional<bool> for_backward) {
-  return lltm::sequence_forward<cuda_forward>(input, weights, bias, h0, c0, lengths, for_backward);
+    const OptionalTensor& lengths, std::optional<bool> for_backward, bool paired) {
+  return lltm::sequence_forward<cuda_forward>(input, weights, bias, h0, c0, lengths, for_backward, paired);
 }
 
 bool cuda::sequences_at_once(const Tensor& input, const Tensor& weights) {
@@ -395,17 +397,17 @@ bool cuda::sequences_at_once(const Tensor& input, const Tensor& weights) {
   // The step path's products fill the device, or nearly, at the sizes it runs.
   if (!persistent_allowed()) return false;
   const c10::cuda::CUDAGuard guard(input.device());
-  return cuda::persistent_fits(planning_params(input.size(1), weights.size(0) / 3), kernel_dtype(input.scalar_type()),
-                               /*copies=*/2);
+  return cuda::persistent_fits(planning_params(input.size(1), weights.size(0) / 3, /*paired=*/true),
+                               kernel_dtype(input.scalar_type()));
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_backward(
     const OptionalTensor& grad_output, const OptionalTensor& grad_h_n, const OptionalTensor& grad_c_n,
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
-    std::array<bool, 3> output_mask) {
+    std::array<bool, 3> output_mask, bool paired) {
   return lltm::sequence_backward<cuda_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
-                                                output, gates, cells, output_mask);
+                                                output, gates, cells, output_mask, paired);
 }
 
 }  // namespace lltm

@@ -20,6 +20,9 @@ constexpr int kMaxCluster = 16;
 struct SequenceParams {
   int64_t time, batch, state;
   int multiprocessors;     // what the persistent kernels' tilings plan for
+  int copies;              // launches of these sizes that run at once, each on a stream of its own
+                           // (2: a bidirectional layer's directions, where sequences_at_once said
+                           // so): the CUDA-core kernels' tiling leaves the device room for all
   size_t shared_memory_per_block;  // the most a block may opt in to
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
   bool tensor_cores;       // the half types' persistent kernels may run on tensor cores (sm_80
@@ -63,10 +66,10 @@ void plan_clusters(SequenceParams& p, int largest);
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
 // or split over several: whether they can for these sizes and dtype on the current device (on
-// tensor cores, or else on CUDA cores, for each direction); with copies > 1, whether that many
+// tensor cores, or else on CUDA cores, for each direction); with p.copies > 1, whether that many
 // launches of each direction's kernel (sequences of the same sizes on streams of their own) fit
 // on the device together, every block on a multiprocessor of its own.
-bool persistent_fits(const SequenceParams& p, DType dtype, int copies = 1);
+bool persistent_fits(const SequenceParams& p, DType dtype);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its
 // blocks exchange where W_h is split over several, the groups' d_bias sums where there are

@@ -69,7 +69,7 @@ Choice choose(const SequenceParams& p, bool forward) {
       if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
     }
   }
-  return {persistent_tiling<opmath_t<scalar_t>>(p, forward), false};
+  return {persistent_tiling<scalar_t>(p, forward), false};
 }
 
 // f(tag, choice) with the scalar type's tag of `dtype` and the direction's choice.
@@ -127,11 +127,11 @@ void plan_clusters(SequenceParams& p, int largest) {
   std::copy(at->second.begin(), at->second.begin() + largest + 1, std::begin(p.resident_clusters));
 }
 
-bool persistent_fits(const SequenceParams& p, DType dtype, int copies) {
+bool persistent_fits(const SequenceParams& p, DType dtype) {
   bool fits = true;
   for (const bool forward : {true, false}) {
     with_choice(p, dtype, forward, [&](auto, const Choice& c) {
-      fits = fits && c.tiling.rows > 0 && (copies == 1 || resident(p, c.tiling, copies));
+      fits = fits && c.tiling.rows > 0 && (p.copies == 1 || resident(p, c.tiling, p.copies));
     });
   }
   return fits;

@@ -14,7 +14,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 import lltm_jit
 from lltm_jit import reference_lltm_sequence
-from lltm_jit.reference import reversed_within
+from lltm_jit.reference import reference_lltm_layers, reversed_within
 
 FEATURES, STATE = 3, 5
 TIME, BATCH = 6, 5
@@ -141,9 +141,9 @@ def persistent_forward_streams(fn):
 def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     """On CUDA the reverse direction of a bidirectional layer runs on a stream of its own beside the
     forward's where both directions' persistent kernels fit on the GPU together (a small batch and
-    state), and after it on the caller's stream where they do not (64x256x512 in float32 takes
-    every multiprocessor) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the
-    same either way, with lengths, an initial state and two layers."""
+    state), and after it on the caller's stream where they do not (128x512 in float32 has no
+    persistent kernel) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the same
+    either way, with lengths, an initial state and two layers."""
     for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
         monkeypatch.delenv(name, raising=False)
     torch.manual_seed(0)
@@ -167,9 +167,49 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     for a, b in zip(at_once, step(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     monkeypatch.delenv("LLTM_JIT_SEQUENCES_AT_ONCE")
-    large = torch.empty(1, 64, 256, device="cuda")
+    large = torch.empty(1, 128, 256, device="cuda")
     assert not lltm_jit.ops.sequences_at_once(large, torch.empty(3 * 512, 512 + 256, device="cuda"))
     assert not lltm_jit.ops.sequences_at_once(x.cpu(), module.weights_l0.cpu())
+
+
+@requires_cuda
+def test_directions_at_once_take_the_tiling_for_two(monkeypatch):
+    """Where a direction's float32 kernels alone fill the GPU (64 rows at state 512 take groups of
+    8 rows over 16 tiles: 128 blocks), a bidirectional layer's paired calls take groups of 16 rows
+    (64 blocks each), whose partial sums share other shared memory, and both directions run at
+    once. Against the float64 reference, with rows and columns that fill no group or tile, lengths
+    and an initial state."""
+    for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
+        monkeypatch.delenv(name, raising=False)
+    if torch.cuda.get_device_properties(0).multi_processor_count < 128:
+        pytest.skip("two launches of 64 blocks need 128 multiprocessors")
+    torch.manual_seed(0)
+    module = lltm_jit.LLTMSequence(37, 500, bidirectional=True, device="cuda")
+    x = randn(7, 61, 37, device="cuda").float().requires_grad_()
+    h0, c0 = (randn(2, 61, 500, device="cuda", seed=s).float().requires_grad_() for s in (2, 3))
+    lengths = torch.arange(61) % 7 + 1  # 1 to 7: a PackedSequence for the reference
+    leaves = (x, h0, c0, *module.parameters())
+    assert lltm_jit.ops.sequences_at_once(x, module.weights_l0)
+
+    def step():
+        output, (h_n, c_n) = module(x, (h0, c0), lengths)
+        return [output, h_n, c_n, *torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(), leaves)]
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        ours = step()
+        torch.cuda.synchronize()
+    kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    for direction in ("forward", "backward"):
+        assert any(f"persistent_{direction}_kernel<float, 16>" in name for name in kernels), direction
+    assert len(persistent_forward_streams(step)) == 2
+    reference = module.to("cpu", torch.float64)
+    x64, h64, c64 = (t.detach().cpu().double().requires_grad_() for t in (x, h0, c0))
+    packed = pack_padded_sequence(x64, lengths, enforce_sorted=False)
+    output, (h_n, c_n) = reference_lltm_layers(reference, packed, (h64, c64))
+    want = [output, h_n, c_n, *torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(),
+                                                    (x64, h64, c64, *reference.parameters()))]
+    for i, (a, b) in enumerate(zip(ours, want, strict=True)):
+        assert a.shape == b.shape and rel_err(a.cpu().double(), b) < 1e-5, i
 
 
 @requires_cuda

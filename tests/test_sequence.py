@@ -465,9 +465,12 @@ def test_opcheck(device):
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args[:3], None, None, lengths))
         torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default,
                               (*[a.detach() for a in args], lengths, False))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*args, lengths, None, True))  # paired
         for mask in ([True, True, True], [False, True, False]):  # outputs left out come back as None
             torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
                                   (*backward_op_args(args, lengths), mask))
+        torch.library.opcheck(torch.ops.lltm_jit.sequence_backward.default,
+                              (*backward_op_args(args, lengths), [True, True, True], True))
         # Zero initial state, and gradients of h_n and c_n not given.
         no_state = backward_op_args([*args[:3], None, None], lengths)
         no_state[1] = no_state[2] = None
