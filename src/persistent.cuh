@@ -161,10 +161,12 @@ inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forwar
 
 // Whether a tiling of more than kMaxRows rows keeps its partial sums where paired_rows says: the
 // forward's in h's rows (every tile exchanges h through L2, so no block writes its own h there
-// mid-step), the backward's as one slice.
+// mid-step), at a state that is a multiple of 4, so that h has no padding, which the gather
+// does not write: partial sums left there would meet W_h's zeros, and 0 x NaN is NaN (another
+// row's NaN would spread); the backward's as one slice.
 inline bool partials_placed(const SequenceParams& p, const Tiling& t, bool forward) {
   if (!paired_rows(t.rows)) return true;
-  return t.tiles > 1 && (forward ? t.slices * 3 * t.width <= round_up(p.state, 4) : t.slices == 1);
+  return t.tiles > 1 && (forward ? p.state % 4 == 0 && t.slices * 3 * t.width <= p.state : t.slices == 1);
 }
 
 // The fewest tiles whose rows of W_h fit in a block's shared memory (more tiles exchange more

@@ -87,8 +87,13 @@ cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights,
 // LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit.
 bool persistent_allowed() { return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step"); }
 
-bool use_persistent(const cuda::SequenceParams& p, at::ScalarType dtype) {
-  return persistent_allowed() && cuda::persistent_fits(p, kernel_dtype(dtype));
+// Whether the persistent kernels run the call. A paired call for which no tiling for two exists
+// (called alone, or at sizes sequences_at_once refuses) takes one launch's tiling rather than the
+// per-step path.
+bool use_persistent(cuda::SequenceParams& p, at::ScalarType dtype) {
+  if (!persistent_allowed()) return false;
+  if (p.copies > 1 && !cuda::persistent_fits(p, kernel_dtype(dtype))) p.copies = 1;
+  return cuda::persistent_fits(p, kernel_dtype(dtype));
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
@@ -398,7 +403,7 @@ bool cuda::sequences_at_once(const Tensor& input, const Tensor& weights) {
   if (!persistent_allowed()) return false;
   const c10::cuda::CUDAGuard guard(input.device());
   return cuda::persistent_fits(planning_params(input.size(1), weights.size(0) / 3, /*paired=*/true),
-                               kernel_dtype(input.scalar_type()));
+                               kernel_dtype(input.scalar_type()), /*copies=*/2);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_backward(

@@ -66,10 +66,10 @@ void plan_clusters(SequenceParams& p, int largest);
 
 // The persistent kernels run every step in one launch, with W_h in the shared memory of one block
 // or split over several: whether they can for these sizes and dtype on the current device (on
-// tensor cores, or else on CUDA cores, for each direction); with p.copies > 1, whether that many
-// launches of each direction's kernel (sequences of the same sizes on streams of their own) fit
-// on the device together, every block on a multiprocessor of its own.
-bool persistent_fits(const SequenceParams& p, DType dtype);
+// tensor cores, or else on CUDA cores, for each direction, as tiled for p.copies launches); with
+// copies > 1, whether that many launches of each direction's kernel (sequences of the same sizes
+// on streams of their own) fit on the device together, every block on a multiprocessor of its own.
+bool persistent_fits(const SequenceParams& p, DType dtype, int copies = 1);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its
 // blocks exchange where W_h is split over several, the groups' d_bias sums where there are

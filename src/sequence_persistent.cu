@@ -127,11 +127,11 @@ void plan_clusters(SequenceParams& p, int largest) {
   std::copy(at->second.begin(), at->second.begin() + largest + 1, std::begin(p.resident_clusters));
 }
 
-bool persistent_fits(const SequenceParams& p, DType dtype) {
+bool persistent_fits(const SequenceParams& p, DType dtype, int copies) {
   bool fits = true;
   for (const bool forward : {true, false}) {
     with_choice(p, dtype, forward, [&](auto, const Choice& c) {
-      fits = fits && c.tiling.rows > 0 && (p.copies == 1 || resident(p, c.tiling, p.copies));
+      fits = fits && c.tiling.rows > 0 && (copies == 1 || resident(p, c.tiling, copies));
     });
   }
   return fits;

@@ -141,8 +141,8 @@ def persistent_forward_streams(fn):
 def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     """On CUDA the reverse direction of a bidirectional layer runs on a stream of its own beside the
     forward's where both directions' persistent kernels fit on the GPU together (a small batch and
-    state), and after it on the caller's stream where they do not (128x512 in float32 has no
-    persistent kernel) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the same
+    state), and after it on the caller's stream where they do not (200x256 in float32, whose
+    kernels fit once but not twice) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the same
     either way, with lengths, an initial state and two layers."""
     for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
         monkeypatch.delenv(name, raising=False)
@@ -167,8 +167,8 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     for a, b in zip(at_once, step(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     monkeypatch.delenv("LLTM_JIT_SEQUENCES_AT_ONCE")
-    large = torch.empty(1, 128, 256, device="cuda")
-    assert not lltm_jit.ops.sequences_at_once(large, torch.empty(3 * 512, 512 + 256, device="cuda"))
+    large = torch.empty(1, 200, 16, device="cuda")
+    assert not lltm_jit.ops.sequences_at_once(large, torch.empty(3 * 256, 256 + 16, device="cuda"))
     assert not lltm_jit.ops.sequences_at_once(x.cpu(), module.weights_l0.cpu())
 
 
@@ -210,6 +210,15 @@ def test_directions_at_once_take_the_tiling_for_two(monkeypatch):
                                                     (x64, h64, c64, *reference.parameters()))]
     for i, (a, b) in enumerate(zip(ours, want, strict=True)):
         assert a.shape == b.shape and rel_err(a.cpu().double(), b) < 1e-5, i
+    # A paired call alone at sizes with no tiling for two (200 rows at state 256) takes one
+    # launch's, not the per-step path.
+    lone = randn(3, 200, 16, device="cuda").float()
+    weights, bias = randn(3 * 256, 256 + 16, device="cuda").float() / 16, randn(3 * 256, device="cuda").float()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        lltm_jit.lltm_sequence(lone, weights, bias, paired=True)
+        torch.cuda.synchronize()
+    assert any("persistent_forward_kernel<float, " in e.name for e in prof.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
 @requires_cuda
