@@ -90,6 +90,18 @@ def assert_within_torch_own_error(args64, dtype):
     return args
 
 
+def cuda_kernels(fn):
+    """The names of the CUDA kernels that fn launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
+def ran(kernels, name):
+    return any(name in k for k in kernels)
+
+
 def aten_calls(fn):
     """How many times fn called each operator (names as "aten::mm"), by the profiler."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import rel_err, requires_cuda
+from helpers import cuda_kernels, ran, rel_err, requires_cuda
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
@@ -195,12 +195,10 @@ def test_directions_at_once_take_the_tiling_for_two(monkeypatch):
         output, (h_n, c_n) = module(x, (h0, c0), lengths)
         return [output, h_n, c_n, *torch.autograd.grad(output.sum() + h_n.sum() + c_n.sum(), leaves)]
 
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        ours = step()
-        torch.cuda.synchronize()
-    kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    ours = step()
+    kernels = cuda_kernels(step)
     for direction in ("forward", "backward"):
-        assert any(f"persistent_{direction}_kernel<float, 16>" in name for name in kernels), direction
+        assert ran(kernels, f"persistent_{direction}_kernel<float, 16>"), direction
     assert len(persistent_forward_streams(step)) == 2
     reference = module.to("cpu", torch.float64)
     x64, h64, c64 = (t.detach().cpu().double().requires_grad_() for t in (x, h0, c0))
@@ -214,11 +212,8 @@ def test_directions_at_once_take_the_tiling_for_two(monkeypatch):
     # launch's, not the per-step path.
     lone = randn(3, 200, 16, device="cuda").float()
     weights, bias = randn(3 * 256, 256 + 16, device="cuda").float() / 16, randn(3 * 256, device="cuda").float()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        lltm_jit.lltm_sequence(lone, weights, bias, paired=True)
-        torch.cuda.synchronize()
-    assert any("persistent_forward_kernel<float, " in e.name for e in prof.events()
-               if e.device_type == torch.autograd.DeviceType.CUDA)
+    assert ran(cuda_kernels(lambda: lltm_jit.lltm_sequence(lone, weights, bias, paired=True)),
+               "persistent_forward_kernel<float, ")
 
 
 @requires_cuda

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_bf16,
-                     cpu_products_are_own, cpu_recurrence, cpu_recurrence_sums_bias, make_inputs, rel_err,
-                     requires_cuda, same_error_real_and_fake)
+                     cpu_products_are_own, cpu_recurrence, cpu_recurrence_sums_bias, cuda_kernels, make_inputs,
+                     ran, rel_err, requires_cuda, same_error_real_and_fake)
 
 import lltm_jit
 from benchmarks import precision
@@ -665,18 +665,6 @@ TENSOR_CORE_SIZES = [(5, 8, 40), (12, 8, 330), (40, 8, 512), (30, 8, 1400), (600
 CUDA_CORES_HOLD = TENSOR_CORE_SIZES[:3]
 IN_CLUSTERS = [TENSOR_CORE_SIZES[i] for i in (1, 2, 4)]
 FRAGMENTS_HELD = IN_CLUSTERS[:2]  # groups of 8 rows in clusters: the forward holds W_h in registers
-
-
-def cuda_kernels(fn):
-    """The names of the CUDA kernels that fn launches."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return {e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA}
-
-
-def ran(kernels, name):
-    return any(name in k for k in kernels)
 
 
 def template_arguments(kernel):
