@@ -156,7 +156,7 @@ template <typename T>
 inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
   const int64_t partials = paired_rows(t.rows) ? 0 : t.slices * R * (forward ? 3 * W : S);
-  return sizeof(T) * (forward ? 3 * W * padded + R * padded : 3 * W * S + R * 3 * W) + sizeof(T) * partials;
+  return sizeof(T) * ((forward ? 3 * W * padded + R * padded : 3 * W * S + R * 3 * W) + partials);
 }
 
 // Whether a tiling of more than kMaxRows rows keeps its partial sums where paired_rows says: the

@@ -92,7 +92,9 @@ bool persistent_allowed() { return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step"); 
 // per-step path.
 bool use_persistent(cuda::SequenceParams& p, at::ScalarType dtype) {
   if (!persistent_allowed()) return false;
-  if (p.copies > 1 && !cuda::persistent_fits(p, kernel_dtype(dtype))) p.copies = 1;
+  if (cuda::persistent_fits(p, kernel_dtype(dtype))) return true;
+  if (p.copies == 1) return false;
+  p.copies = 1;
   return cuda::persistent_fits(p, kernel_dtype(dtype));
 }
 
