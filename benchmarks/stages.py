@@ -63,18 +63,19 @@ import sys, torch
 from lltm_jit import lltm_sequence
 label, specs = sys.argv[1], sys.argv[2:]
 for spec in specs:
-    size, dtype, *flags = spec.split(":")  # flag dx: the input's gradient too (bench.py's fwd+bwd)
+    size, dtype, *flags = spec.split(":")  # flags: dx, the input's gradient too (bench.py's fwd+bwd); paired
     B, F, S = map(int, size.split("x"))
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"  # float32 with TF32 products
     dtype, gen = getattr(torch, "float32" if dtype == "tf32" else dtype), torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(64, B, F, device="cuda", generator=gen).to(dtype).requires_grad_("dx" in flags)
     w = (torch.randn(3 * S, S + F, device="cuda", generator=gen) / (S + F) ** 0.5).to(dtype).requires_grad_()
     b = torch.zeros(3 * S, device="cuda", dtype=dtype, requires_grad=True)
+    paired = {"paired": True} if "paired" in flags else {}  # the tiling for two launches at once
     def forward():
         with torch.no_grad():
-            lltm_sequence(x, w, b)
+            lltm_sequence(x, w, b, **paired)
     def both():
-        torch.autograd.grad(lltm_sequence(x, w, b)[0].float().sum(), [x, w, b] if "dx" in flags else [w, b])
+        torch.autograd.grad(lltm_sequence(x, w, b, **paired)[0].float().sum(), [x, w, b] if "dx" in flags else [w, b])
     for mode, fn in (("fwd", forward), ("fwd+bwd", both)):
         for _ in range(5):
             fn()
