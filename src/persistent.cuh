@@ -316,43 +316,53 @@ __device__ __forceinline__ void store_items(const Item (&items)[ITEMS], const T 
   }
 }
 
-// Rows [b0, b0 + R) of a (batch, S) matrix that other blocks wrote, from L2 (not this
-// multiprocessor's L1, which may hold an older copy), each element v of row r, column k given to
-// put(r, k, v); zeros past the batch. The loads of a round are all in flight together: up to 8,
-// or 4 of 16 bytes (registers the product needs).
-template <int R, typename T, typename Put>
-__device__ __forceinline__ void gather_rows(Put&& put, const T* from, int S, int64_t b0, int64_t B) {
+// Elements [0, count) of a run in global memory that other blocks wrote, from L2 (not this
+// multiprocessor's L1, which may hold an older copy), each element v at i given to put(i, v);
+// zeros from `written` on (rows past the batch). The loads of a round are all in flight together:
+// up to 8, or 4 of 16 bytes (registers the product needs).
+template <typename T, typename Put>
+__device__ __forceinline__ void gather_run(Put&& put, const T* from, int count, int written) {
   constexpr int kInFlight = sizeof(T) >= 16 ? 4 : 8;
   const int thread = thread_rank(), threads = block_threads();
-  for (int first = thread; first < R * S; first += kInFlight * threads) {
+  for (int first = thread; first < count; first += kInFlight * threads) {
     T v[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int i = first + u * threads, r = i / S;
-      v[u] = i < R * S && b0 + r < B ? __ldcg(from + (b0 + r) * S + i % S) : T{};
+      const int i = first + u * threads;
+      v[u] = i < written ? __ldcg(from + i) : T{};
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       const int i = first + u * threads;
-      if (i < R * S) put(i / S, i % S, v[u]);
+      if (i < count) put(i, v[u]);
     }
   }
 }
 
-// The forward's gather (gather_rows) of rows [b0, b0 + R) of h's exchange into the operand (row
-// stride ld elements, rows 16-byte aligned where S is a multiple of 16 bytes), 16 bytes a load
-// where the state allows it, an element at a time otherwise: a step's gather is then one round of
-// loads from L2, or few.
+// The forward's gather of rows [b0, b0 + R) of h's exchange, a (batch, S) matrix, into the
+// operand (row stride ld elements, rows 16-byte aligned where S is a multiple of 16 bytes), zeros
+// past the batch: 16 bytes a load where the state allows it, an element at a time otherwise, so
+// that a step's gather is one round of loads from L2, or few. The group's rows are one run in the
+// exchange; where the operand's rows are one run too (ld == S), so is the copy, and no element's
+// place needs a division by the row's length.
 template <int R, typename T>
 __device__ __forceinline__ void gather_operand(T* operand, int ld, const T* from, int S, int64_t b0, int64_t B) {
   constexpr int kPerLoad = 16 / sizeof(T);
+  const int rows = static_cast<int>(B - b0 < R ? B - b0 : R);
+  from += b0 * S;
   if (S % kPerLoad != 0) {
-    gather_rows<R>([&](int r, int k, T v) { operand[r * ld + k] = v; }, from, S, b0, B);
+    gather_run([&](int i, T v) { operand[i / S * ld + i % S] = v; }, from, R * S, rows * S);
     return;
   }
-  gather_rows<R>(
-      [&](int r, int chunk, uint4 v) { *reinterpret_cast<uint4*>(operand + r * ld + chunk * kPerLoad) = v; },
-      reinterpret_cast<const uint4*>(from), S / kPerLoad, b0, B);
+  const int chunks = S / kPerLoad;
+  auto* to = reinterpret_cast<uint4*>(operand);
+  const auto* run = reinterpret_cast<const uint4*>(from);
+  if (ld == S) {
+    gather_run([&](int i, uint4 v) { to[i] = v; }, run, R * chunks, rows * chunks);
+  } else {
+    gather_run([&](int i, uint4 v) { *reinterpret_cast<uint4*>(operand + i / chunks * ld + i % chunks * kPerLoad) = v; },
+               run, R * chunks, rows * chunks);
+  }
 }
 
 // This thread slice's share [begin, end) of `count`.

@@ -230,7 +230,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
         const int r = i / S, kk = i % S;
         const int64_t b = at.b0 + r;
         if (b >= B) continue;
-        T total = T(0);
+        T total = T(0);  // the slices' loads a few at a time, as the forward's sums
+#pragma unroll 4
         for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + r) * S + kk];
         __stcg(share_out + b * S + kk, total);
       }
@@ -238,6 +239,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     }
     cells.take_dh(t, tiling.tiles, exchange, parity, B, S, [&](const Item& it) {
       T total = T(0);
+#pragma unroll 4
       for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + it.r) * S + it.j];
       return total;
     });

@@ -167,6 +167,8 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
     cells.update(
         t,
         [&](const Item& it, int g, T total) {
+          // Unrolled so that a few slices' loads are in flight at once, not one after another.
+#pragma unroll 4
           for (int s = 0; s < blockDim.y; ++s) total += partial[((s * 3 + g) * R + it.r) * W + it.c];
           return total;
         },
