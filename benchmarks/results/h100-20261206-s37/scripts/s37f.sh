@@ -6,7 +6,8 @@
 # part alone (backward.patch) and call d's tree (interleaved.patch: the gather in the operand's
 # order, a warp's loads over 16 rows). Predicted: the gather's order is what made call d's
 # forwards slower (1.05-1.12), so this tree's forwards ~0.97 of main, its paired backward ~0.95.
-# benchmarks.ab, the sequence op's CUDA tests, the module rows (paired.py), the float64 check.
+# benchmarks.ab, the sequence op's CUDA tests, the module rows (paired.py), the float64 check;
+# then both cuDNN plans on main (issue 21's rows; ~230 s more, ~480 s in all).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 ROOT=$PWD; HERE=$ROOT/benchmarks/results/h100-20261206-s37/scripts; S36=$ROOT/benchmarks/results/h100-20261206-s36/scripts
@@ -30,3 +31,10 @@ run PYTHONPATH=/tmp/main LLTM_JIT_CACHE_DIR=/tmp/cache-main python3 $S36/paired.
 run LLTM_JIT_CACHE_DIR=/tmp/cache-new python3 $S36/paired.py packs
 grep -E "^(main|packs) " $OUT/f-paired.txt
 LLTM_JIT_CACHE_DIR=/tmp/cache-new timeout 60 python3 $S36/paired.py packs check 2>&1 | grep check | tee $OUT/f-check.txt
+sleep 15  # the test workers' load off the machine before the plans' timings
+cp bench.py /tmp/main/ && cp -r benchmarks /tmp/main/
+for plan in cudnn cudnn-other; do
+  (cd /tmp/main && PYTHONPATH=/tmp/main LLTM_JIT_CACHE_DIR=/tmp/cache-main timeout 140 python3 bench.py --plan $plan \
+    --budget 0.5 --out $OUT > $OUT/f-plan-$plan.txt 2>&1)
+  echo "plan $plan rc=$?"; grep -E "^bars:|^  OVER" $OUT/f-plan-$plan.txt
+done
