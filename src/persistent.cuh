@@ -476,6 +476,23 @@ cudaError_t launch_persistent(void (*kernel)(Params, Tiling), const Params& p, c
   return launch_persistent_once<scalar_t, R>(kernel, p, alone, stream, block);
 }
 
+// f(std::integral_constant<int, R>{}) for the group of R = rows rows that the CUDA-core kernels
+// come in (kPairedRows where has_paired_rows), both directions' dispatch from a tiling to its
+// kernel; cudaErrorInvalidConfiguration for any other count (persistent_fits said no).
+template <typename scalar_t, typename F>
+cudaError_t with_rows(int rows, F&& f) {
+  if constexpr (has_paired_rows<scalar_t>) {
+    if (rows == kPairedRows) return f(std::integral_constant<int, kPairedRows>{});
+  }
+  switch (rows) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case kMaxRows: return f(std::integral_constant<int, kMaxRows>{});
+    default: return cudaErrorInvalidConfiguration;
+  }
+}
+
 template <typename scalar_t>
 cudaError_t launch_persistent_typed(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
 template <typename scalar_t>

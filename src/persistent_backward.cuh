@@ -255,19 +255,10 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 template <typename scalar_t>
 cudaError_t launch_persistent_typed(const BackwardParams& p, const Tiling& tiling, cudaStream_t stream) {
   const dim3 block = persistent_block(p, tiling, false);
-  if constexpr (has_paired_rows<scalar_t>) {
-    if (tiling.rows == kPairedRows) {
-      constexpr int R = kPairedRows;
-      return launch_persistent<scalar_t, R>(persistent_backward_kernel<scalar_t, R>, p, tiling, stream, block);
-    }
-  }
-  switch (tiling.rows) {
-    case 1: return launch_persistent<scalar_t, 1>(persistent_backward_kernel<scalar_t, 1>, p, tiling, stream, block);
-    case 2: return launch_persistent<scalar_t, 2>(persistent_backward_kernel<scalar_t, 2>, p, tiling, stream, block);
-    case 4: return launch_persistent<scalar_t, 4>(persistent_backward_kernel<scalar_t, 4>, p, tiling, stream, block);
-    case kMaxRows: return launch_persistent<scalar_t, kMaxRows>(persistent_backward_kernel<scalar_t, kMaxRows>, p, tiling, stream, block);
-    default: return cudaErrorInvalidConfiguration;  // persistent_fits said no
-  }
+  return with_rows<scalar_t>(tiling.rows, [&](auto rows) {
+    constexpr int R = decltype(rows)::value;
+    return launch_persistent<scalar_t, R>(persistent_backward_kernel<scalar_t, R>, p, tiling, stream, block);
+  });
 }
 
 }  // namespace lltm::cuda
