@@ -156,7 +156,29 @@ template <typename T>
 inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
   const int64_t partials = paired_rows(t.rows) ? 0 : t.slices * R * (forward ? 3 * W : S);
-  return sizeof(T) * ((forward ? 3 * W * padded + R * padded : 3 * W * S + R * 3 * W) + partials);
+  return sizeof(T) * ((forward ? 3 * W * padded + R * padded : 3 * W * S + (R + 1) * 3 * W) + partials);
+}
+
+// The CUDA-core backward's operand of R rows (the gate gradients) in shared memory: packs of 4
+// along the reduction, the R rows' packs at q side by side, then a pack of padding. The product
+// then reads row r's pack at an offset known when compiled (no address arithmetic a row, where the
+// kernel issues an instruction a cycle), and the two halves of a warp, at adjacent q, read
+// distinct banks. The forward keeps h in rows: by packs it measures slower (benchmarks/NOTES.md,
+// "Session 38"). operand_packs(n): the packs that n packs a row take.
+template <int R>
+LLTM_HD constexpr int64_t operand_packs(int64_t n) {
+  return n * (R + 1);
+}
+
+template <int R>
+__device__ __forceinline__ int operand_pack(int q, int r) {
+  return q * (R + 1) + r;
+}
+
+// Element k of row r of such an operand.
+template <int R, typename T>
+__device__ __forceinline__ T& operand_element(Pack<T, 4>* operand, int r, int k) {
+  return operand[operand_pack<R>(k / 4, r)].v[k % 4];
 }
 
 // Whether a tiling of more than kMaxRows rows keeps its partial sums where paired_rows says: the

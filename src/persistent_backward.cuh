@@ -157,8 +157,9 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
   V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
-  T* dg = reinterpret_cast<T*>(w + 3 * packs * S);  // dg[(r * 3 + g) * W + c]
-  T* partial = dg + R * 3 * W;                      // partial[(s * R + r) * S + k]; none where paired_rows(R)
+  V* dg = w + 3 * packs * S;  // the tile's gate gradients, the product's operand (operand_pack g * packs + q)
+  // partial[(s * R + r) * S + k]; none where paired_rows(R)
+  T* partial = reinterpret_cast<T*>(dg + operand_packs<R>(3 * packs));
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -169,7 +170,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     w[(g * packs + c / 4) * S + k].v[c % 4] =
         j < S ? T(weights[static_cast<int64_t>(g * S + j) * p.weights_ld + k]) : T(0);
   }
-  for (int i = thread; i < R * 3 * W; i += threads) dg[i] = T(0);  // what no item writes stays zero
+  // What no item writes stays zero
+  for (int i = thread; i < operand_packs<R>(3 * packs); i += threads) dg[i] = V{};
   BackwardCells<scalar_t, kItems> cells;
   cells.template start<R>(p, tiling, at, S);
   auto* gates = static_cast<scalar_t*>(p.gates);
@@ -180,7 +182,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   auto share_of = [&](int parity) { return exchange + (parity * tiling.tiles + at.tile) * B * S; };
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
-    cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) { dg[(it.r * 3 + g) * W + it.c] = d; });
+    cells.step(p, gates, B, S, t,
+               [&](const Item& it, int g, T d) { operand_element<R>(dg, it.r, g * W + it.c) = d; });
     __syncthreads();  // the step's gate gradients are in shared memory
     {
       // Lanes l and l ^ 16 of a warp share columns c0 = 32 w + l % 16 and c0 + 16 of its 32, each
@@ -196,7 +199,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
           const V w0 = c0 < S ? w[(g * packs + q) * S + c0] : V{}, w1 = c1 < S ? w[(g * packs + q) * S + c1] : V{};
 #pragma unroll
           for (int r = 0; r < R; ++r) {
-            const V dv = reinterpret_cast<const V*>(dg + (r * 3 + g) * W)[q];
+            const V dv = dg[operand_pack<R>(g * packs + q, r)];
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
               sum[0][r] += w0.v[i] * dv.v[i];
@@ -246,8 +249,11 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   }
   cells.finish(p, S);
   if (p.d_bias == nullptr) return;
-  // dg is free now (the last step's reduction has read it) and holds zeros where no item is.
-  cells.template sum_bias<R>(p, tiling, at, ws, dg, S);
+  // dg is free now (the last step's reduction has read it); sum_bias wants zeros where no item is.
+  T* scratch = reinterpret_cast<T*>(dg);
+  for (int i = thread; i < R * 3 * W; i += threads) scratch[i] = T(0);
+  __syncthreads();
+  cells.template sum_bias<R>(p, tiling, at, ws, scratch, S);
 }
 
 // Launches the backward kernel of storage type scalar_t with the tiling's rows per group;
