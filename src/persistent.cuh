@@ -156,15 +156,17 @@ template <typename T>
 inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
   const int64_t partials = paired_rows(t.rows) ? 0 : t.slices * R * (forward ? 3 * W : S);
-  return sizeof(T) * ((forward ? 3 * W * padded + R * padded : 3 * W * S + (R + 1) * 3 * W) + partials);
+  const int64_t operand_rows = forward && !paired_rows(t.rows) ? R : R + 1;  // operand_packs' padding where by packs
+  return sizeof(T) * ((forward ? 3 * W * padded + operand_rows * padded : 3 * W * S + operand_rows * 3 * W) + partials);
 }
 
-// The CUDA-core backward's operand of R rows (the gate gradients) in shared memory: packs of 4
-// along the reduction, the R rows' packs at q side by side, then a pack of padding. The product
-// then reads row r's pack at an offset known when compiled (no address arithmetic a row, where the
-// kernel issues an instruction a cycle), and the two halves of a warp, at adjacent q, read
-// distinct banks. The forward keeps h in rows: by packs it measures slower (benchmarks/NOTES.md,
-// "Session 38"). operand_packs(n): the packs that n packs a row take.
+// The CUDA-core product's operand of R rows (the backward's gate gradients, the paired forward's
+// h) in shared memory: packs of 4 along the reduction, the R rows' packs at q side by side, then a
+// pack of padding. The product then reads row r's pack at an offset known when compiled (no
+// address arithmetic a row, where the kernels issue an instruction a cycle), and the lanes of a
+// warp at adjacent q read distinct banks. The forwards of kMaxRows rows or fewer keep h in rows:
+// by packs they measure slower (benchmarks/NOTES.md, "Session 38"). operand_packs(n): the packs
+// that n packs a row take.
 template <int R>
 LLTM_HD constexpr int64_t operand_packs(int64_t n) {
   return n * (R + 1);
@@ -384,6 +386,39 @@ __device__ __forceinline__ void gather_operand(T* operand, int ld, const T* from
   } else {
     gather_run([&](int i, uint4 v) { *reinterpret_cast<uint4*>(operand + i / chunks * ld + i % chunks * kPerLoad) = v; },
                run, R * chunks, rows * chunks);
+  }
+}
+
+// The forward's gather (gather_operand) into the CUDA-core product's operand (operand_pack), its
+// 16-byte loads along the exchange's rows as the flat copy's: where the block's threads cover a
+// row's chunks of 16 bytes, thread t takes chunk t % chunks of rows t / chunks + passes k, passes =
+// threads / chunks (a division a step, not a load); elsewhere gather_operand's order, an element
+// at a time. Float or double, whose packs one load fills, or half of.
+template <int R, typename T>
+__device__ __forceinline__ void gather_packs(Pack<T, 4>* operand, const T* from, int S, int64_t b0, int64_t B) {
+  constexpr int kPerLoad = 16 / sizeof(T), kInFlight = 4;
+  static_assert(kPerLoad <= 4, "a 16-byte load fits in a pack");
+  const int rows = static_cast<int>(B - b0 < R ? B - b0 : R), thread = thread_rank();
+  from += b0 * S;
+  const int chunks = S / kPerLoad, passes = S % kPerLoad == 0 ? block_threads() / chunks : 0;
+  if (passes == 0) {
+    gather_run([&](int i, T v) { operand_element<R>(operand, i / S, i % S) = v; }, from, R * S, rows * S);
+    return;
+  }
+  const int c = thread % chunks;
+  const auto* column = reinterpret_cast<const uint4*>(from) + c;  // row r's chunk c: column[r * chunks]
+  for (int first = thread / chunks; first < R && thread < passes * chunks; first += kInFlight * passes) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int r = first + u * passes;
+      v[u] = r < rows ? __ldcg(column + r * chunks) : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int r = first + u * passes;
+      if (r < R) *reinterpret_cast<uint4*>(&operand_element<R>(operand, r, c * kPerLoad)) = v[u];
+    }
   }
 }
 
