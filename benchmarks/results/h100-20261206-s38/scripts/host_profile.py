@@ -12,7 +12,7 @@ from torch.profiler import ProfilerActivity, profile
 import lltm_jit
 
 T, B, F, S = 64, 16, 32, 128
-dev = torch.device("cuda")
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)
 ours = lltm_jit.LLTMSequence(F, S, device=dev)
 lstm = torch.nn.LSTM(F, S, device=dev)
