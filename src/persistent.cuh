@@ -389,11 +389,12 @@ __device__ __forceinline__ void gather_operand(T* operand, int ld, const T* from
   }
 }
 
-// The forward's gather (gather_operand) into the CUDA-core product's operand (operand_pack), its
-// 16-byte loads along the exchange's rows as the flat copy's: where the block's threads cover a
-// row's chunks of 16 bytes, thread t takes chunk t % chunks of rows t / chunks + passes k, passes =
-// threads / chunks (a division a step, not a load); elsewhere gather_operand's order, an element
-// at a time. Float or double, whose packs one load fills, or half of.
+// The paired forward's gather (as gather_operand's) into the CUDA-core product's operand
+// (operand_pack), its 16-byte loads along the exchange's rows as the flat copy's: where the
+// block's threads cover a row's chunks of 16 bytes, thread t takes chunk t % chunks of rows
+// t / chunks + passes k, passes = threads / chunks (a division a step, not a load); elsewhere
+// gather_operand's order, an element at a time. Float or double, whose packs one load fills, or
+// half of.
 template <int R, typename T>
 __device__ __forceinline__ void gather_packs(Pack<T, 4>* operand, const T* from, int S, int64_t b0, int64_t B) {
   constexpr int kPerLoad = 16 / sizeof(T), kInFlight = 4;

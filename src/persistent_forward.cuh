@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
   for (int i = thread; i < R * padded; i += threads) {
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
-    (paired_rows(R) ? operand_element<R>(h_packs, r, k) : h[i]) = h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
+    (paired_rows(R) ? operand_element<R>(h_packs, r, k) : h[i]) =
+        h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
   }
   ForwardCells<scalar_t, kItems> cells;
   cells.template start<R>(p, tiling, at, S);
@@ -175,7 +176,8 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
         },
         [&](const Item& it, T h_new) {
           if (tiling.tiles == 1) {
-            (paired_rows(R) ? operand_element<R>(h_packs, it.r, it.j) : h[it.r * padded + it.j]) = h_new;
+            const int j = static_cast<int>(it.j);
+            (paired_rows(R) ? operand_element<R>(h_packs, it.r, j) : h[it.r * padded + it.j]) = h_new;
           } else {
             __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_new);
           }
