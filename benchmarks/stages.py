@@ -32,7 +32,7 @@ PRODUCTS = {
 }
 # The group's counter: arrive_and_wait, or its halves (the forwards arrive, store, then wait).
 WAIT = re.compile(r"(?:arrive_and_wait\(arrivals, [^;]*\)|arrive\(arrivals\)|wait_for\(arrivals, [^;]*\));")
-GATHER = re.compile(r"gather_(?:rows|operand)<[^;]*;", re.S)
+GATHER = re.compile(r"gather_(?:rows|operand|packs)<[^;]*;", re.S)
 
 
 def left_out(stage: str, name: str, text: str) -> str:
