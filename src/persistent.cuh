@@ -152,21 +152,29 @@ LLTM_HD constexpr int most_threads(int rows, bool forward) {
   return forward && paired_rows(rows) ? kPairedForwardThreads : kPersistentThreads;
 }
 
+// Whether the forward of `rows` rows keeps h by packs (operand_pack) rather than in rows, each
+// row's packs a run: the backward's gate gradients always are.
+LLTM_HD constexpr bool h_by_packs(int rows) { return paired_rows(rows); }
+
+// The rows that the product's operand of `rows` rows takes in shared memory (operand_packs' pack
+// of padding counts as one where by packs).
+LLTM_HD constexpr int operand_rows(int rows, bool forward) { return forward && !h_by_packs(rows) ? rows : rows + 1; }
+
 template <typename T>
 inline size_t shared_bytes(const SequenceParams& p, const Tiling& t, bool forward) {
   const int64_t S = p.state, padded = round_up(S, 4), R = t.rows, W = t.width;
   const int64_t partials = paired_rows(t.rows) ? 0 : t.slices * R * (forward ? 3 * W : S);
-  const int64_t operand_rows = forward && !paired_rows(t.rows) ? R : R + 1;  // operand_packs' padding where by packs
-  return sizeof(T) * ((forward ? 3 * W * padded + operand_rows * padded : 3 * W * S + operand_rows * 3 * W) + partials);
+  const int64_t rows = operand_rows(t.rows, forward);
+  return sizeof(T) * ((forward ? 3 * W * padded + rows * padded : 3 * W * S + rows * 3 * W) + partials);
 }
 
 // The CUDA-core product's operand of R rows (the backward's gate gradients, the paired forward's
 // h) in shared memory: packs of 4 along the reduction, the R rows' packs at q side by side, then a
 // pack of padding. The product then reads row r's pack at an offset known when compiled (no
 // address arithmetic a row, where the kernels issue an instruction a cycle), and the lanes of a
-// warp at adjacent q read distinct banks. The forwards of kMaxRows rows or fewer keep h in rows:
-// by packs they measure slower (benchmarks/NOTES.md, "Session 38"). operand_packs(n): the packs
-// that n packs a row take.
+// warp at adjacent q read distinct banks. The forwards of kMaxRows rows or fewer keep h in rows
+// (h_by_packs): by packs they measure slower (benchmarks/NOTES.md, "Session 38").
+// operand_packs(n): the packs that n packs a row take.
 template <int R>
 LLTM_HD constexpr int64_t operand_packs(int64_t n) {
   return n * (R + 1);

@@ -105,9 +105,11 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
   const int64_t B = p.batch;
   const Place at = place<R>(tiling);
   V* w = reinterpret_cast<V*>(shared);             // w[(g * packs + q) * W + c].v[i] = W_h[g*S + j0 + c][4q + i]
-  T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k]; paired, by packs (h_packs)
-  T* partial = paired_rows(R) ? h : h + R * padded;  // partial[((s * 3 + g) * R + r) * W + c]
-  V* h_packs = reinterpret_cast<V*>(h);              // h_packs[operand_pack(q, r)] where paired
+  constexpr bool by_packs = h_by_packs(R);
+  T* h = reinterpret_cast<T*>(w + 3 * packs * W);  // h[r * padded + k], or by packs: h_packs
+  V* h_packs = reinterpret_cast<V*>(h);              // h_packs[operand_pack(q, r)]
+  // partial[((s * 3 + g) * R + r) * W + c]
+  T* partial = paired_rows(R) ? h : h + operand_rows(R, true) * padded;
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][batch][state]
   int* arrivals = ws.arrivals + at.group;
@@ -122,7 +124,7 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
   for (int i = thread; i < R * padded; i += threads) {
     const int r = i / padded, k = i % padded;
     const int64_t b = at.b0 + r;
-    (paired_rows(R) ? operand_element<R>(h_packs, r, k) : h[i]) =
+    (by_packs ? operand_element<R>(h_packs, r, k) : h[i]) =
         h0 != nullptr && b < B && k < S ? T(h0[b * S + k]) : T(0);
   }
   ForwardCells<scalar_t, kItems> cells;
@@ -140,7 +142,7 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
         const V wi = w[q * W + col], wo = w[(packs + q) * W + col], wc = w[(2 * packs + q) * W + col];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-          const V hv = paired_rows(R) ? h_packs[operand_pack<R>(q, r)] : reinterpret_cast<const V*>(h + r * padded)[q];
+          const V hv = by_packs ? h_packs[operand_pack<R>(q, r)] : reinterpret_cast<const V*>(h + r * padded)[q];
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             z[0][r] += wi.v[i] * hv.v[i];
@@ -177,14 +179,14 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
         [&](const Item& it, T h_new) {
           if (tiling.tiles == 1) {
             const int j = static_cast<int>(it.j);
-            (paired_rows(R) ? operand_element<R>(h_packs, it.r, j) : h[it.r * padded + it.j]) = h_new;
+            (by_packs ? operand_element<R>(h_packs, it.r, j) : h[it.r * padded + it.j]) = h_new;
           } else {
             __stcg(exchange + ((t % 2) * B + it.b) * S + it.j, h_new);
           }
         });
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
-      if constexpr (paired_rows(R)) {
+      if constexpr (by_packs) {
         gather_packs<R>(h_packs, exchange + (t % 2) * B * S, S, at.b0, B);
       } else {
         gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
