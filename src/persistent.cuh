@@ -397,36 +397,49 @@ __device__ __forceinline__ void gather_operand(T* operand, int ld, const T* from
   }
 }
 
+// Where a thread's 16-byte loads of gather_packs fall: the same at every step, so the kernel
+// computes them once, before its step loop (the divisions by the runtime count of chunks would
+// otherwise wait after each step's barrier). Where the block's threads cover a row's chunks of 16
+// bytes, thread t takes chunk t % chunks of rows t / chunks + passes k, passes = threads / chunks;
+// elsewhere (passes 0) gather_operand's order, an element at a time.
+struct PackGather {
+  int chunks, passes, chunk, first;
+};
+
+template <typename T>
+__device__ __forceinline__ PackGather pack_gather(int S) {
+  constexpr int kPerLoad = 16 / sizeof(T);
+  const int thread = thread_rank(), chunks = S / kPerLoad;
+  const int passes = S % kPerLoad == 0 ? block_threads() / chunks : 0;
+  return {chunks, passes, passes > 0 ? thread % chunks : 0, passes > 0 ? thread / chunks : 0};
+}
+
 // The paired forward's gather (as gather_operand's) into the CUDA-core product's operand
-// (operand_pack), its 16-byte loads along the exchange's rows as the flat copy's: where the
-// block's threads cover a row's chunks of 16 bytes, thread t takes chunk t % chunks of rows
-// t / chunks + passes k, passes = threads / chunks (a division a step, not a load); elsewhere
-// gather_operand's order, an element at a time. Float or double, whose packs one load fills, or
-// half of.
+// (operand_pack), its 16-byte loads along the exchange's rows as the flat copy's, where `g`
+// (pack_gather) places them. Float or double, whose packs one load fills, or half of.
 template <int R, typename T>
-__device__ __forceinline__ void gather_packs(Pack<T, 4>* operand, const T* from, int S, int64_t b0, int64_t B) {
+__device__ __forceinline__ void gather_packs(Pack<T, 4>* operand, const T* from, int S, int64_t b0, int64_t B,
+                                             const PackGather& g) {
   constexpr int kPerLoad = 16 / sizeof(T), kInFlight = 4;
   static_assert(kPerLoad <= 4, "a 16-byte load fits in a pack");
-  const int rows = static_cast<int>(B - b0 < R ? B - b0 : R), thread = thread_rank();
+  const int rows = static_cast<int>(B - b0 < R ? B - b0 : R);
   from += b0 * S;
-  const int chunks = S / kPerLoad, passes = S % kPerLoad == 0 ? block_threads() / chunks : 0;
-  if (passes == 0) {
+  if (g.passes == 0) {
     gather_run([&](int i, T v) { operand_element<R>(operand, i / S, i % S) = v; }, from, R * S, rows * S);
     return;
   }
-  const int c = thread % chunks;
-  const auto* column = reinterpret_cast<const uint4*>(from) + c;  // row r's chunk c: column[r * chunks]
-  for (int first = thread / chunks; first < R && thread < passes * chunks; first += kInFlight * passes) {
+  const auto* column = reinterpret_cast<const uint4*>(from) + g.chunk;  // row r's chunk: column[r * chunks]
+  for (int first = g.first; first < R && thread_rank() < g.passes * g.chunks; first += kInFlight * g.passes) {
     uint4 v[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int r = first + u * passes;
-      v[u] = r < rows ? __ldcg(column + r * chunks) : uint4{};
+      const int r = first + u * g.passes;
+      v[u] = r < rows ? __ldcg(column + r * g.chunks) : uint4{};
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int r = first + u * passes;
-      if (r < R) *reinterpret_cast<uint4*>(&operand_element<R>(operand, r, c * kPerLoad)) = v[u];
+      const int r = first + u * g.passes;
+      if (r < R) *reinterpret_cast<uint4*>(&operand_element<R>(operand, r, g.chunk * kPerLoad)) = v[u];
     }
   }
 }

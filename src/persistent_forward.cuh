@@ -131,6 +131,7 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
   cells.template start<R>(p, tiling, at, S);
   __syncthreads();
   const Share share = slice_share(packs);
+  const PackGather packing = pack_gather<T>(S);  // where by_packs
   // This thread's column and, where `lanes` threads share it, its place among them (they take
   // every lanes-th pack of the slice's share: adjacent packs of h, one load for the warp).
   const int per_warp = 32 / tiling.lanes, lane = threadIdx.x % 32, k_lane = lane / per_warp;
@@ -187,7 +188,7 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
     if (tiling.tiles > 1) {
       arrive_and_wait(arrivals, static_cast<int>(t + 1) * tiling.tiles);
       if constexpr (by_packs) {
-        gather_packs<R>(h_packs, exchange + (t % 2) * B * S, S, at.b0, B);
+        gather_packs<R>(h_packs, exchange + (t % 2) * B * S, S, at.b0, B, packing);
       } else {
         gather_operand<R>(h, padded, exchange + (t % 2) * B * S, S, at.b0, B);
       }
