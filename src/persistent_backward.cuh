@@ -180,6 +180,13 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   // Where tiles > 1, this tile's share of d_h of every column at step t's parity, for the columns'
   // owners.
   auto share_of = [&](int parity) { return exchange + (parity * tiling.tiles + at.tile) * B * S; };
+  // Where the tiling has one slice and more than one tile (always so where paired_rows), a
+  // thread's sums are the tile's share itself: stored from the product, with no partial sums in
+  // shared memory, no block barrier and no pass over them.
+  const bool direct = paired_rows(R) || (tiling.slices == 1 && tiling.tiles > 1);
+  // Elsewhere that pass takes element i = thread + n * threads of the R x S partial sums: row
+  // i / S, column i % S, both advanced by a step without a division.
+  const int share_row = thread / S, share_column = thread % S, row_step = threads / S, column_step = threads % S;
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t,
@@ -211,7 +218,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const T partner = __shfl_xor_sync(0xffffffffu, half ? sum[0][r] : sum[1][r], 16);
-        if constexpr (paired_rows(R)) {  // one slice: the tile's share itself
+        if (direct) {
           if (k < S && at.b0 + r < B) {
             __stcg(share_of(static_cast<int>(t % 2)) + (at.b0 + r) * S + k, (half ? sum[1][r] : sum[0][r]) + partner);
           }
@@ -220,23 +227,26 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
         }
       }
     }
-    if constexpr (paired_rows(R)) {
+    if (direct) {
       // Its barrier also keeps the next step's gate gradients until every thread has read these.
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     } else {
       __syncthreads();  // the partial sums are in; every thread has read the gate gradients
     }
     const int parity = static_cast<int>(t % 2);
-    if (!paired_rows(R) && tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
+    if (!direct && tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
       T* share_out = share_of(parity);
-      for (int i = thread; i < R * S; i += threads) {
-        const int r = i / S, kk = i % S;
-        const int64_t b = at.b0 + r;
-        if (b >= B) continue;
+      for (int r = share_row, kk = share_column; r < R && at.b0 + r < B;) {
         T total = T(0);  // the slices' loads a few at a time, as the forward's sums
 #pragma unroll 4
         for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + r) * S + kk];
-        __stcg(share_out + b * S + kk, total);
+        __stcg(share_out + (at.b0 + r) * S + kk, total);
+        r += row_step;
+        kk += column_step;
+        if (kk >= S) {
+          kk -= S;
+          ++r;
+        }
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }
