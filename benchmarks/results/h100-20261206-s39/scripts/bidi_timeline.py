@@ -1,5 +1,5 @@
 """Session 39: where a bidirectional LLTMSequence's forward spends its time, kernel by kernel
-(torch.profiler, the last of 5 calls), at issue 21's 2-layer row (64x256x512 fp32, T = 128).
+(torch.profiler, the sixth call), at issue 21's 2-layer row (64x256x512 fp32, T = 128).
 Usage: python3 bidi_timeline.py LABEL [fwd|fwd+bwd]"""
 import sys
 
@@ -27,17 +27,10 @@ for _ in range(5):
     call()
 torch.cuda.synchronize()
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
-    for _ in range(3):
-        torch.cuda.synchronize()
-        call()
+    call()
     torch.cuda.synchronize()
-events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                key=lambda e: e.time_range.start)
-# The last call: kernels after the largest gap between consecutive starts among the last two gaps.
-starts = [e.time_range.start for e in events]
-gaps = sorted(range(1, len(starts)), key=lambda i: starts[i] - events[i - 1].time_range.end)[-2:]
-first = max(gaps)
-last = events[first:]
+last = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+              key=lambda e: e.time_range.start)
 t0 = last[0].time_range.start
 end = max(e.time_range.end for e in last)
 print(f"{label} {mode}: {len(last)} kernels, span {end - t0:.1f} us")
