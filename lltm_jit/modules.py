@@ -370,10 +370,14 @@ def _side_stream(device: torch.device) -> torch.cuda.Stream:
     """The stream a bidirectional layer's reverse direction runs on beside the forward's: one for
     each thread and device, so that no other thread's work joins a capture that this thread's
     fork pulled the stream into. (torch hands streams out from a pool of 32 a device, which other
-    code draws from too: a shared one orders more work than needed, no less.)"""
+    code draws from too: a shared one orders more work than needed, no less.) At the greatest
+    priority: the forward direction's persistent kernel, queued first, would otherwise take its SMs
+    as soon as its input product ends and leave the reverse direction's product the rest, starting
+    the reverse recurrence late; this way the reverse product's blocks go first and the two
+    recurrences run together."""
     streams = _side_streams.__dict__.setdefault("by_device", {})
     if device not in streams:
-        streams[device] = torch.cuda.Stream(device)
+        streams[device] = torch.cuda.Stream(device, priority=torch.cuda.Stream.priority_range()[1])
     return streams[device]
 
 

@@ -143,7 +143,9 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     forward's where both directions' persistent kernels fit on the GPU together (a small batch and
     state), and after it on the caller's stream where they do not (200x256 in float32, whose
     kernels fit once but not twice) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the same
-    either way, with lengths, an initial state and two layers."""
+    either way, with lengths, an initial state and two layers. The reverse direction's stream runs
+    at a greater priority than the caller's, so that its input product does not wait for the SMs
+    that the forward direction's persistent kernel leaves."""
     for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
         monkeypatch.delenv(name, raising=False)
     torch.manual_seed(0)
@@ -160,6 +162,7 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
 
     assert lltm_jit.ops.sequences_at_once(x, module.weights_l0)
     assert len(persistent_forward_streams(step)) == 2
+    assert lltm_jit.modules._side_stream(x.device).priority < torch.cuda.current_stream().priority
     at_once = step()
     monkeypatch.setenv("LLTM_JIT_SEQUENCES_AT_ONCE", "0")
     assert not lltm_jit.ops.sequences_at_once(x, module.weights_l0)
