@@ -3,6 +3,7 @@
 import argparse
 import dataclasses
 import io
+import json
 import math
 import subprocess
 import sys
@@ -530,6 +531,39 @@ def test_issue_21_bars():
                                                       "OVER", "met"]
     assert text[1] == "  met   64x1024x1024 T=64 float16 fwd+bwd: 0.74 of nn.LSTM, bar 0.75"
     assert text[7].endswith("256x512x1024 T=64 float32 fwd+bwd: 0.74 of nn.LSTM, bar 0.5, or 1.31x its floor, bar 1.15")
+
+
+def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeypatch, capsys):
+    """--judge reads saved runs and meets a row only where every run meets it: cuDNN's times move
+    between processes, so one run's ratio alone can meet a bar that the next misses."""
+    runs = [
+        [bar_record("64x256x512:L2:bi", "float32", 0.44, floor=1.79),
+         bar_record("16x32x128", "float32", 0.49, floor=65.0),
+         bar_record("8x256x512:T256", "float16", 0.7),
+         bar_record("16x32x128", "float32", 1.0, backend="lstm")],  # not ours: no line
+        [bar_record("64x256x512:L2:bi", "float32", 0.52, floor=1.81),
+         bar_record("16x32x128", "float32", 0.45, floor=70.0),
+         bar_record("8x256x512:T256", "float16", None)],  # no nn.LSTM time in this run
+    ]
+    paths = []
+    for i, results in enumerate(runs):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps({"environment": {"device_name": "GPU", "torch": "2.x", "date": f"day {i}",
+                                                         "lltm_jit_build": {"key": "abc"}},
+                                         "machine": {}, "results": results}))
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", *map(str, paths)])
+    assert bench.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"run {paths[0]}: GPU, torch 2.x, day 0, build abc"
+    assert lines[2] == "bars: 1 of 3 rows met"
+    assert lines[3] == ("  OVER  64x256x512 T=64 L=2 bi float32 fwd+bwd: 0.52 of nn.LSTM, bar 0.5, "
+                        "or 1.81x its floor, bar 1.15")
+    assert lines[4].startswith("  met   16x32x128 T=64 float32 fwd+bwd: 0.49 of nn.LSTM")
+    assert lines[5] == "  OVER  8x256x512 T=256 float16 fwd+bwd: no nn.LSTM time"
+    (tmp_path / "other.json").write_text("[1, 2]")
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", str(tmp_path / "other.json")])
+    with pytest.raises(SystemExit, match=r"--judge .*other.json: not a run saved by bench.py"):
+        bench.main()
 
 
 @pytest.mark.parametrize("argv, error", [
