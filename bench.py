@@ -146,7 +146,7 @@ def read_runs(paths: list[Path]) -> list[dict]:
 
 def judge(paths: list[Path]) -> str:
     """What --judge prints: a line for each run (what ran where: different builds are different
-    code), then the bars over all of them."""
+    code) and its rows of lltm_jit's that did not run ok, then the bars over all of them."""
     runs = read_runs(paths)
     lines = []
     for path, run in zip(paths, runs, strict=True):
@@ -154,6 +154,9 @@ def judge(paths: list[Path]) -> str:
         build = (env.get("lltm_jit_build") or {}).get("key", "?")
         lines.append(f"run {path}: {env.get('device_name', '?')}, torch {env.get('torch', '?')}, "
                      f"{env.get('date', '?')}, build {build}")
+        # A row that failed in a run is judged on the others: say so, as that run's table did.
+        lines += [f"  {r['size']} {r['dtype']} {r['mode']}: {r['status']} in this run" for r in run["results"]
+                  if r["backend"] == "lltm_jit" and r["status"] != "ok"]
     return "\n".join([*lines, bars(judged([run["results"] for run in runs]), issue21_bar)])
 
 

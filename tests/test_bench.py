@@ -543,7 +543,8 @@ def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeyp
          bar_record("16x32x128", "float32", 1.0, backend="lstm")],  # not ours: no line
         [bar_record("64x256x512:L2:bi", "float32", 0.52, floor=1.81),
          bar_record("16x32x128", "float32", 0.45, floor=70.0),
-         bar_record("8x256x512:T256", "float16", None)],  # no nn.LSTM time in this run
+         bar_record("8x256x512:T256", "float16", None),  # no nn.LSTM time in this run
+         bar_record("128x512x512", "float16", None, status="error")],  # failed: said; no run has it ok
     ]
     paths = []
     for i, results in enumerate(runs):
@@ -555,11 +556,12 @@ def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeyp
     assert bench.main() == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"run {paths[0]}: GPU, torch 2.x, day 0, build abc"
-    assert lines[2] == "bars: 1 of 3 rows met"
-    assert lines[3] == ("  OVER  64x256x512 T=64 L=2 bi float32 fwd+bwd: 0.52 of nn.LSTM, bar 0.5, "
+    assert lines[2] == "  128x512x512 T=64 float16 fwd+bwd: error in this run"
+    assert lines[3] == "bars: 1 of 3 rows met"
+    assert lines[4] == ("  OVER  64x256x512 T=64 L=2 bi float32 fwd+bwd: 0.52 of nn.LSTM, bar 0.5, "
                         "or 1.81x its floor, bar 1.15")
-    assert lines[4].startswith("  met   16x32x128 T=64 float32 fwd+bwd: 0.49 of nn.LSTM")
-    assert lines[5] == "  OVER  8x256x512 T=256 float16 fwd+bwd: no nn.LSTM time"
+    assert lines[5].startswith("  met   16x32x128 T=64 float32 fwd+bwd: 0.49 of nn.LSTM")
+    assert lines[6] == "  OVER  8x256x512 T=256 float16 fwd+bwd: no nn.LSTM time"
     (tmp_path / "other.json").write_text("[1, 2]")
     monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", str(tmp_path / "other.json")])
     with pytest.raises(SystemExit, match=r"--judge .*other.json: not a run saved by bench.py"):
