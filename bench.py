@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
@@ -108,25 +109,32 @@ def bars(records: list[dict], bar: Callable[[dict], tuple[str, bool]]) -> str:
     return "\n".join([f"bars: {sum(met for *_, met in rows)} of {len(rows)} rows met", *lines])
 
 
-def judged(runs: list[list[dict]]) -> list[dict]:
-    """lltm_jit's rows over several saved runs of the same rows, as bars() reads them: each row at
-    its worst ratio to its yardstick over the runs (each ratio of one run's times), and at its worst
-    to its floor. cuDNN's times at its per-step sizes move by up to 2x between processes, ours by
-    about 2%: one run's ratio can meet a bar that the next one misses, so a row is met only where
-    it is met in every run."""
-    worst: dict[tuple, dict] = {}
+RECORD_KEYS = ("kind", "backend", "status", "size", "dtype", "mode", "t_over_yardstick", "t_over_floor")
+
+
+def judged(runs: list[list[dict]], bar: Callable[[dict], tuple[str, bool]]) -> tuple[list[dict], list[str]]:
+    """lltm_jit's sequence rows over several saved runs, for bars(): each row as one run measured
+    it, that run being one whose record misses the bar if any does (the one furthest from it by
+    its ratio), else the one nearest it; and a line for each row that some runs lack. cuDNN's
+    times at its per-step sizes move by up to 2x between processes, ours by about 2%: one run's
+    ratio can meet a bar that the next one misses, so a row is met only where every run that has
+    it meets it."""
+    by_row: dict[tuple, list[dict]] = {}
     for records in runs:
         for r in records:
-            if r["backend"] != "lltm_jit" or r["status"] != "ok":
-                continue
-            key = (r["size"], r["dtype"], r["mode"])
-            if key not in worst:
-                worst[key] = dict(r)
-                continue
-            for ratio in ("t_over_yardstick", "t_over_floor"):
-                values = (worst[key][ratio], r[ratio])
-                worst[key][ratio] = None if None in values else max(values)
-    return list(worst.values())
+            if r["kind"] == "sequence" and r["backend"] == "lltm_jit" and r["status"] == "ok":
+                by_row.setdefault((r["size"], r["dtype"], r["mode"]), []).append(r)
+
+    def distance(r: dict) -> float:  # a missing ratio is the furthest of all
+        return math.inf if r["t_over_yardstick"] is None else r["t_over_yardstick"]
+
+    rows, missing = [], []
+    for (size, dtype, mode), records in by_row.items():
+        failing = [r for r in records if not bar(r)[1]]
+        rows.append(max(failing or records, key=distance))
+        if len(records) < len(runs):
+            missing.append(f"  {size} {dtype} {mode}: in {len(records)} of the {len(runs)} runs")
+    return rows, missing
 
 
 def read_runs(paths: list[Path]) -> list[dict]:
@@ -136,9 +144,13 @@ def read_runs(paths: list[Path]) -> list[dict]:
     for path in paths:
         try:
             run = json.loads(path.read_text())
-            if not isinstance(run.get("results"), list) or not isinstance(run.get("environment"), dict):
-                raise ValueError("no results and environment")
-        except (OSError, ValueError, AttributeError) as error:
+            if not isinstance(run, dict) or not isinstance(run.get("environment"), dict):
+                raise ValueError("no environment")
+            results = run.get("results")
+            if not isinstance(results, list) or not all(
+                    isinstance(r, dict) and all(key in r for key in RECORD_KEYS) for r in results):
+                raise ValueError("no results, or records without " + ", ".join(RECORD_KEYS))
+        except (OSError, ValueError) as error:
             raise SystemExit(f"--judge {path}: not a run saved by bench.py ({error})") from None
         runs.append(run)
     return runs
@@ -146,18 +158,21 @@ def read_runs(paths: list[Path]) -> list[dict]:
 
 def judge(paths: list[Path]) -> str:
     """What --judge prints: a line for each run (what ran where: different builds are different
-    code) and its rows of lltm_jit's that did not run ok, then the bars over all of them."""
+    code) and its rows of lltm_jit's that did not run ok, the rows that some runs lack, then the
+    bars over all of them."""
     runs = read_runs(paths)
     lines = []
     for path, run in zip(paths, runs, strict=True):
         env = run["environment"]
-        build = (env.get("lltm_jit_build") or {}).get("key", "?")
+        build = env.get("lltm_jit_build")
+        key = build.get("key", "?") if isinstance(build, dict) else "?"
         lines.append(f"run {path}: {env.get('device_name', '?')}, torch {env.get('torch', '?')}, "
-                     f"{env.get('date', '?')}, build {build}")
+                     f"{env.get('date', '?')}, build {key}")
         # A row that failed in a run is judged on the others: say so, as that run's table did.
         lines += [f"  {r['size']} {r['dtype']} {r['mode']}: {r['status']} in this run" for r in run["results"]
-                  if r["backend"] == "lltm_jit" and r["status"] != "ok"]
-    return "\n".join([*lines, bars(judged([run["results"] for run in runs]), issue21_bar)])
+                  if r["kind"] == "sequence" and r["backend"] == "lltm_jit" and r["status"] != "ok"]
+    rows, missing = judged([run["results"] for run in runs], issue21_bar)
+    return "\n".join([*lines, *missing, bars(rows, issue21_bar)])
 
 
 @dataclass(frozen=True)
@@ -349,12 +364,19 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-plot", action="store_true", help="save no plot")
     parser.add_argument(
         "--judge", type=Path, nargs="+", metavar="RUN.json",
-        help="run nothing: judge saved runs of --plan cudnn or cudnn-other together against issue "
-        "21's bars, each of lltm_jit's rows at its worst ratio over the runs (cuDNN's times move "
-        "between processes: run the plan in several)",
+        help="run nothing: judge saved runs of a --plan together against issue 21's bars, each of "
+        "lltm_jit's rows met only where every run that has it meets it (cuDNN's times move between "
+        "processes: run the plan in several)",
     )
     args = parser.parse_args()
     if args.judge:
+        given = [option for option, value in (
+            ("--kind", args.kind != "all"), ("--steps", args.steps), ("--device", args.device), ("--sizes", args.sizes),
+            ("--dtypes", args.dtypes), ("--backends", args.backends), ("--plan", args.plan), ("--quick", args.quick),
+            ("--repeats", args.repeats), ("--warmup", args.warmup), ("--budget", args.budget),
+            ("--graphs", args.graphs)) if value]
+        if given:
+            parser.error(f"--judge runs nothing: drop {', '.join(given)}")
         return args
 
     if args.device is None:

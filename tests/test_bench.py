@@ -506,7 +506,7 @@ def test_the_cudnn_plans_run_the_issues_kinds_against_nn_lstm(plan, rows):
 def bar_record(spec, dtype, ratio, floor=None, backend="lltm_jit", status="ok", mode="fwd+bwd"):
     """A record of summarize()'s with what issue21_bar reads."""
     size = SequenceSize.parse(spec, 64)
-    return {"backend": backend, "status": status, "size": str(size), "dtype": dtype, "mode": mode,
+    return {"kind": "sequence", "backend": backend, "status": status, "size": str(size), "dtype": dtype, "mode": mode,
             "t_over_yardstick": ratio, "t_over_floor": floor, **dataclasses.asdict(size)}
 
 
@@ -533,17 +533,21 @@ def test_issue_21_bars():
     assert text[7].endswith("256x512x1024 T=64 float32 fwd+bwd: 0.74 of nn.LSTM, bar 0.5, or 1.31x its floor, bar 1.15")
 
 
-def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeypatch, capsys):
-    """--judge reads saved runs and meets a row only where every run meets it: cuDNN's times move
-    between processes, so one run's ratio alone can meet a bar that the next misses."""
+def test_judge_meets_a_row_only_where_every_run_meets_it(tmp_path, monkeypatch, capsys):
+    """--judge reads saved runs and meets a row only where every run that has it meets it, showing
+    one run's own record of it: cuDNN's times move between processes, so one run's ratio alone can
+    meet a bar that the next misses."""
     runs = [
         [bar_record("64x256x512:L2:bi", "float32", 0.44, floor=1.79),
          bar_record("16x32x128", "float32", 0.49, floor=65.0),
          bar_record("8x256x512:T256", "float16", 0.7),
+         bar_record("256x512x1024", "float32", 0.45, floor=1.30),  # met by its ratio
+         bar_record("64x256x512", "bfloat16", 0.3),  # in this run only
          bar_record("16x32x128", "float32", 1.0, backend="lstm")],  # not ours: no line
         [bar_record("64x256x512:L2:bi", "float32", 0.52, floor=1.81),
          bar_record("16x32x128", "float32", 0.45, floor=70.0),
          bar_record("8x256x512:T256", "float16", None),  # no nn.LSTM time in this run
+         bar_record("256x512x1024", "float32", 0.60, floor=1.10),  # met by its floor
          bar_record("128x512x512", "float16", None, status="error")],  # failed: said; no run has it ok
     ]
     paths = []
@@ -555,16 +559,24 @@ def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeyp
     monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", *map(str, paths)])
     assert bench.main() == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"run {paths[0]}: GPU, torch 2.x, day 0, build abc"
-    assert lines[2] == "  128x512x512 T=64 float16 fwd+bwd: error in this run"
-    assert lines[3] == "bars: 1 of 3 rows met"
-    assert lines[4] == ("  OVER  64x256x512 T=64 L=2 bi float32 fwd+bwd: 0.52 of nn.LSTM, bar 0.5, "
-                        "or 1.81x its floor, bar 1.15")
-    assert lines[5].startswith("  met   16x32x128 T=64 float32 fwd+bwd: 0.49 of nn.LSTM")
-    assert lines[6] == "  OVER  8x256x512 T=256 float16 fwd+bwd: no nn.LSTM time"
+    assert lines[:5] == [f"run {paths[0]}: GPU, torch 2.x, day 0, build abc",
+                         f"run {paths[1]}: GPU, torch 2.x, day 1, build abc",
+                         "  128x512x512 T=64 float16 fwd+bwd: error in this run",
+                         "  64x256x512 T=64 bfloat16 fwd+bwd: in 1 of the 2 runs",
+                         "bars: 3 of 5 rows met"]
+    assert lines[5:] == [
+        "  OVER  64x256x512 T=64 L=2 bi float32 fwd+bwd: 0.52 of nn.LSTM, bar 0.5, or 1.81x its floor, bar 1.15",
+        "  met   16x32x128 T=64 float32 fwd+bwd: 0.49 of nn.LSTM, bar 0.5, or 65.00x its floor, bar 1.15",
+        "  OVER  8x256x512 T=256 float16 fwd+bwd: no nn.LSTM time",
+        "  met   256x512x1024 T=64 float32 fwd+bwd: 0.60 of nn.LSTM, bar 0.5, or 1.10x its floor, bar 1.15",
+        "  met   64x256x512 T=64 bfloat16 fwd+bwd: 0.30 of nn.LSTM, bar 0.5"]
     (tmp_path / "other.json").write_text("[1, 2]")
     monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", str(tmp_path / "other.json")])
     with pytest.raises(SystemExit, match=r"--judge .*other.json: not a run saved by bench.py"):
+        bench.main()
+    (tmp_path / "bare.json").write_text(json.dumps({"environment": {}, "results": [{"backend": "lltm_jit"}]}))
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--judge", str(tmp_path / "bare.json")])
+    with pytest.raises(SystemExit, match=r"bare.json: not a run saved by bench.py \(no results, or records without"):
         bench.main()
 
 
@@ -589,6 +601,7 @@ def test_judge_takes_each_row_at_its_worst_ratio_over_the_runs(tmp_path, monkeyp
     (["--kind", "step", "--dtypes", "float64,float64"], "--sizes, --dtypes: the step case 16x32x128 in float64 is given twice"),
     (["--device", "foo"], "argument --device: 'foo': expected cpu, cuda or cuda:N"),
     (["--device", "cpu:1"], "--device cpu:1: expected cpu, cuda or cuda:N"),
+    (["--judge", "run.json", "--plan", "cudnn", "--quick"], "--judge runs nothing: drop --device, --plan, --quick"),
     (["--budget", "nan"], "--warmup and --budget must not be negative (or, for --budget, nan)"),
     (["--kind", "sequence", "--backends", "lltm_jit_step_kernels"],
      "--backends lltm_jit_step_kernels: runs on CUDA only, got device cpu"),
