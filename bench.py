@@ -112,6 +112,11 @@ def bars(records: list[dict], bar: Callable[[dict], tuple[str, bool]]) -> str:
 RECORD_KEYS = ("kind", "backend", "status", "size", "dtype", "mode", "t_over_yardstick", "t_over_floor")
 
 
+def ours_in_sequence(r: dict) -> bool:
+    """Whether a saved record is one of lltm_jit's sequence rows, those that issue 21's bars judge."""
+    return r["kind"] == "sequence" and r["backend"] == "lltm_jit"
+
+
 def judged(runs: list[list[dict]], bar: Callable[[dict], tuple[str, bool]]) -> tuple[list[dict], list[str]]:
     """lltm_jit's sequence rows over several saved runs, for bars(): each row as one run measured
     it, that run being one whose record misses the bar if any does (the one furthest from it by
@@ -122,7 +127,7 @@ def judged(runs: list[list[dict]], bar: Callable[[dict], tuple[str, bool]]) -> t
     by_row: dict[tuple, list[dict]] = {}
     for records in runs:
         for r in records:
-            if r["kind"] == "sequence" and r["backend"] == "lltm_jit" and r["status"] == "ok":
+            if ours_in_sequence(r) and r["status"] == "ok":
                 by_row.setdefault((r["size"], r["dtype"], r["mode"]), []).append(r)
 
     def distance(r: dict) -> float:  # a missing ratio is the furthest of all
@@ -170,7 +175,7 @@ def judge(paths: list[Path]) -> str:
                      f"{env.get('date', '?')}, build {key}")
         # A row that failed in a run is judged on the others: say so, as that run's table did.
         lines += [f"  {r['size']} {r['dtype']} {r['mode']}: {r['status']} in this run" for r in run["results"]
-                  if r["kind"] == "sequence" and r["backend"] == "lltm_jit" and r["status"] != "ok"]
+                  if ours_in_sequence(r) and r["status"] != "ok"]
     rows, missing = judged([run["results"] for run in runs], issue21_bar)
     return "\n".join([*lines, *missing, bars(rows, issue21_bar)])
 
