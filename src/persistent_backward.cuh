@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   const Place at = place<R>(tiling);
   V* w = reinterpret_cast<V*>(shared);              // w[(g * packs + q) * S + k].v[i] = W_h[g*S + j0 + 4q + i][k]
   V* dg = w + 3 * packs * S;  // the tile's gate gradients, the product's operand (operand_pack g * packs + q)
-  // partial[(s * R + r) * S + k]; none where paired_rows(R)
+  // partial[(s * R + r) * S + k]; none where paired_rows(R), unread where `direct` (below)
   T* partial = reinterpret_cast<T*>(dg + operand_packs<R>(3 * packs));
   const Workspace<T> ws = workspace<T>(p, tiling);
   T* exchange = ws.exchange;  // [2][tiles][batch][state]

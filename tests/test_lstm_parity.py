@@ -145,7 +145,7 @@ def test_directions_run_at_once_where_the_gpu_holds_both(dtype, monkeypatch):
     kernels fit once but not twice) or where LLTM_JIT_SEQUENCES_AT_ONCE=0. Outputs and gradients are the same
     either way, with lengths, an initial state and two layers. The reverse direction's stream runs
     at a greater priority than the caller's, so that its input product does not wait for the SMs
-    that the forward direction's persistent kernel leaves."""
+    that the forward direction's persistent kernel holds."""
     for name in ("LLTM_JIT_SEQUENCES_AT_ONCE", "LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_MULTIPROCESSORS"):
         monkeypatch.delenv(name, raising=False)
     torch.manual_seed(0)
