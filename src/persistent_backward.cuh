@@ -184,9 +184,8 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
   // thread's sums are the tile's share itself: stored from the product, with no partial sums in
   // shared memory, no block barrier and no pass over them.
   const bool direct = paired_rows(R) || (tiling.slices == 1 && tiling.tiles > 1);
-  // Elsewhere that pass takes element i = thread + n * threads of the R x S partial sums: row
-  // i / S, column i % S, both advanced by a step without a division.
-  const int share_row = thread / S, share_column = thread % S, row_step = threads / S, column_step = threads % S;
+  // Elsewhere that pass takes elements thread + n * threads of the R x S partial sums.
+  const RowWalk first_share(thread, threads, S);
   __syncthreads();
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t,
@@ -236,17 +235,11 @@ __global__ void __launch_bounds__(kPersistentThreads) persistent_backward_kernel
     const int parity = static_cast<int>(t % 2);
     if (!direct && tiling.tiles > 1) {  // this tile's share of d_h of every column, for the columns' owners
       T* share_out = share_of(parity);
-      for (int r = share_row, kk = share_column; r < R && at.b0 + r < B;) {
+      for (RowWalk e = first_share; e.row < R && at.b0 + e.row < B; e.advance()) {
         T total = T(0);  // the slices' loads a few at a time, as the forward's sums
 #pragma unroll 4
-        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + r) * S + kk];
-        __stcg(share_out + (at.b0 + r) * S + kk, total);
-        r += row_step;
-        kk += column_step;
-        if (kk >= S) {
-          kk -= S;
-          ++r;
-        }
+        for (int s = 0; s < blockDim.y; ++s) total += partial[(s * R + e.row) * S + e.column];
+        __stcg(share_out + (at.b0 + e.row) * S + e.column, total);
       }
       arrive_and_wait(arrivals, static_cast<int>(p.time - t) * tiling.tiles);
     }

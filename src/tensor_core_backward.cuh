@@ -47,6 +47,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
   };
   const bool in_shared = tensor_partials_in_shared(tiling, false);
   const int lane = threadIdx.x;
+  // In a cluster, the 16-byte chunks of the tiles' columns that this thread sends (tile u's row r:
+  // row u * R + r of W / 4 chunks).
+  const RowWalk first_chunk(thread, threads, W / 4);
   setup_done<CLUSTER>(received, CLUSTER ? 2 : 0);
   for (int64_t t = p.time - 1; t >= 0; --t) {
     cells.step(p, gates, B, S, t, [&](const Item& it, int g, T d) {
@@ -87,9 +90,8 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_backward_kernel(Ba
       // then this block's inbox is awaited.
       uint64_t* bar = received + parity;
       if (thread == 0) mbarrier_expect(bar, static_cast<unsigned>(4 * tiling.tiles * R * W));
-      const int chunks = W / 4, per_tile = R * chunks;
-      for (int i = thread; i < tiling.tiles * per_tile; i += threads) {
-        const int u = i / per_tile, r = i % per_tile / chunks, c = i % chunks * 4, k = u * W + c;
+      for (RowWalk e = first_chunk; e.row < tiling.tiles * R; e.advance()) {
+        const int u = e.row / R, r = e.row % R, c = e.column * 4, k = u * W + c;
         unsigned v[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {

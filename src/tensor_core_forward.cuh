@@ -44,30 +44,32 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
   const int m_tiles = static_cast<int>(f.m_tiles), k_tiles = static_cast<int>(f.k_tiles);
   const int splits = tiling.slices, per_split = (k_tiles + splits - 1) / splits;
   const int lane = threadIdx.x;
-  // The product's unit u: M tile u % m_tiles, split u / m_tiles of the state; its sums d go to
-  // the partial sums of its split.
-  const auto a_lane_of = [&](int u) { return w + (u % m_tiles * 16 + (lane & 15)) * ld + (lane >> 4) * 8; };
-  const auto store_partial = [&](int u, const float(&d)[N_TILES][4]) {
+  // The product's unit u: M tile mt = u % m_tiles, split s = u / m_tiles of the state; its sums d
+  // go to the partial sums of its split.
+  const auto a_lane_of = [&](int mt) { return w + (mt * 16 + (lane & 15)) * ld + (lane >> 4) * 8; };
+  const auto store_partial = [&](int s, int mt, const float(&d)[N_TILES][4]) {
 #pragma unroll
     for (int n = 0; n < N_TILES; ++n) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const FragmentAt e = fragment_at(n, i);
-        partial[(u / m_tiles * R + e.n) * partial_ld + u % m_tiles * 16 + e.m] = d[n][i];
+        partial[(s * R + e.n) * partial_ld + mt * 16 + e.m] = d[n][i];
       }
     }
   };
-  // HELD: the warp's units are u = round * kTensorWarps + warp, split u / m_tiles of kHeldSplit k
-  // tiles (the tiling's slices cover the state so), and their fragments stay in registers from here on.
+  // HELD: the warp's units are u = warp + round * kTensorWarps, split s of kHeldSplit k tiles (the
+  // tiling's slices cover the state so), walked as (s, mt), and their fragments stay in registers
+  // from here on.
   uint32_t held[HELD ? kHeldRounds : 1][HELD ? kHeldSplit : 1][4];
+  const RowWalk first_held(threadIdx.y, kTensorWarps, m_tiles);
   if constexpr (HELD) {
+    RowWalk u = first_held;
 #pragma unroll
-    for (int round = 0; round < kHeldRounds; ++round) {
-      const int u = round * kTensorWarps + threadIdx.y;
+    for (int round = 0; round < kHeldRounds; ++round, u.advance()) {
 #pragma unroll
       for (int q = 0; q < kHeldSplit; ++q) {
-        const int kt = u / m_tiles * kHeldSplit + q;
-        if (u < m_tiles * splits && kt < k_tiles) load_a(held[round][q], a_lane_of(u) + kt * 16);
+        const int kt = u.row * kHeldSplit + q;
+        if (u.row < splits && kt < k_tiles) load_a(held[round][q], a_lane_of(u.column) + kt * 16);
       }
     }
   }
@@ -76,19 +78,19 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     // z^T (3 width x R) = W_tile h^T, in rounds of a unit a warp (one round where the partial sums
     // overlay the operand).
     if constexpr (HELD) {
+      RowWalk u = first_held;
 #pragma unroll
-      for (int round = 0; round < kHeldRounds; ++round) {
-        const int u = round * kTensorWarps + threadIdx.y;
-        if (u >= m_tiles * splits) break;
+      for (int round = 0; round < kHeldRounds; ++round, u.advance()) {
+        if (u.row >= splits) break;
         float d[N_TILES][4] = {};
-        held_product<scalar_t, N_TILES>(d, held[round], operand, ld, u / m_tiles * kHeldSplit, k_tiles);
-        store_partial(u, d);
+        held_product<scalar_t, N_TILES>(d, held[round], operand, ld, u.row * kHeldSplit, k_tiles);
+        store_partial(u.row, u.column, d);
       }
     } else {
       for (int round = 0; round < m_tiles * splits; round += kTensorWarps) {
-        const int u = round + threadIdx.y, k_begin = u / m_tiles * per_split;
+        const int u = round + threadIdx.y, s = u / m_tiles, mt = u % m_tiles, k_begin = s * per_split;
         const bool unit = u < m_tiles * splits;
-        const uint16_t* a_lane = a_lane_of(u);
+        const uint16_t* a_lane = a_lane_of(mt);
         float d[N_TILES][4] = {};
         if (unit) {
           warp_product<scalar_t, N_TILES>(
@@ -96,7 +98,7 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
               min(k_begin + per_split, k_tiles));
         }
         if (tiling.partials_over_operand) __syncthreads();  // every warp has read h
-        if (unit) store_partial(u, d);
+        if (unit) store_partial(s, mt, d);
       }
     }
     __syncthreads();  // the partial sums are in; every warp has read h
@@ -135,12 +137,15 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
           if ((thread & ~31) + m * threads >= R * W) break;  // the warp holds no cells
           const uint32_t mine = cells.items[m].valid ? scalar_t(cells.h[m]).x : 0u;
           const uint32_t pair = mine | (__shfl_down_sync(~0u, mine, 1) << 16);  // even lanes: 2 columns
-          const int first = lane & ~7, item = thread + m * threads - (lane & 7);
+          // The 8 lanes' first item is this lane's, (lane & 7) columns back (a row's items come in
+          // runs of 8: widths are multiples of 16).
+          const int first = lane & ~7;
           const uint4 v{__shfl_sync(~0u, pair, first), __shfl_sync(~0u, pair, first + 2),
                         __shfl_sync(~0u, pair, first + 4), __shfl_sync(~0u, pair, first + 6)};
-          const int k = at.j0 + item % W;
+          const Item& it = cells.items[m];
+          const int k = static_cast<int>(it.j) - (lane & 7);
           if (k >= padded) continue;
-          const uint16_t* to = next + item / W * ld + k;
+          const uint16_t* to = next + (it.b - at.b0) * ld + k;
           for (int rank = lane & 7; rank < tiling.tiles; rank += 8) {
             store_async(cluster_address(to, rank), v, cluster_address(bar, rank));
           }
