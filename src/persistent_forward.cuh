@@ -47,9 +47,10 @@ struct ForwardCells {
     }
   }
 
-  // Step t: each item's pre-activations, sum(item, g, projection) adding the product's partial
-  // sums to the projection; its new cell state and h where the step ran (past a sequence's end
-  // both carry over); h given to publish(item, h).
+  // Step t: each item's pre-activations, sum(item, z) adding the product's partial sums to the
+  // three gates' projections z in one pass over the slices (three loads in flight a slice, where a
+  // pass a gate put each gate's loads after the last one's sums); its new cell state and h where the
+  // step ran (past a sequence's end both carry over); h given to publish(item, h).
   template <typename Sum, typename Publish>
   __device__ __forceinline__ void update(int64_t t, Sum&& sum, Publish&& publish) {
 #pragma unroll
@@ -57,9 +58,8 @@ struct ForwardCells {
       const Item& it = items[m];
       if (!it.valid) continue;
 #pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        z[m][g] = sum(it, g, T(x[m][g]));
-      }
+      for (int g = 0; g < 3; ++g) z[m][g] = T(x[m][g]);
+      sum(it, z[m]);
       if (t < it.length) {
         const auto o = forward_point<T, MathFor<scalar_t>>(z[m][0], z[m][1], z[m][2], c[m]);
         c[m] = o.new_cell;
@@ -171,11 +171,13 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
     __syncthreads();  // the partial sums are in; every thread has read h
     cells.update(
         t,
-        [&](const Item& it, int g, T total) {
+        [&](const Item& it, T(&z)[3]) {
           // Unrolled so that a few slices' loads are in flight at once, not one after another.
 #pragma unroll 4
-          for (int s = 0; s < blockDim.y; ++s) total += partial[((s * 3 + g) * R + it.r) * W + it.c];
-          return total;
+          for (int s = 0; s < blockDim.y; ++s) {
+#pragma unroll
+            for (int g = 0; g < 3; ++g) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
+          }
         },
         [&](const Item& it, T h_new) {
           if (tiling.tiles == 1) {

@@ -104,9 +104,12 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
     __syncthreads();  // the partial sums are in; every warp has read h
     cells.update(
         t,
-        [&](const Item& it, int g, T total) {
-          for (int s = 0; s < splits; ++s) total += partial[(s * R + it.r) * partial_ld + g * W + it.c];
-          return total;
+        [&](const Item& it, T(&z)[3]) {
+#pragma unroll 4
+          for (int s = 0; s < splits; ++s) {
+#pragma unroll
+            for (int g = 0; g < 3; ++g) z[g] += partial[(s * R + it.r) * partial_ld + g * W + it.c];
+          }
         },
         [&](const Item& it, T h_new) {
           if (CLUSTER) return;  // sent below, 8 columns a store
