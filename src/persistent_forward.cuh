@@ -49,17 +49,32 @@ struct ForwardCells {
 
   // Step t: each item's pre-activations, sum(item, z) adding the product's partial sums to the
   // three gates' projections z in one pass over the slices (three loads in flight a slice, where a
-  // pass a gate put each gate's loads after the last one's sums); its new cell state and h where the
-  // step ran (past a sequence's end both carry over); h given to publish(item, h).
+  // pass a gate put each gate's loads after the last one's sums; nothing added for an item that is
+  // not valid); its new cell state and h where the step ran (past a sequence's end both carry
+  // over); h given to publish(item, h). Past two items every item's sums come before the cells:
+  // item by item, the four-item kernels spilled; at one or two items, sums first were slower
+  // (benchmarks/NOTES.md, "Session 40").
   template <typename Sum, typename Publish>
   __device__ __forceinline__ void update(int64_t t, Sum&& sum, Publish&& publish) {
+    constexpr bool sums_first = ITEMS > 2;
+    const auto project = [&](int m) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) z[m][g] = T(x[m][g]);
+    };
+    if constexpr (sums_first) {
+#pragma unroll
+      for (int m = 0; m < ITEMS; ++m) project(m);
+#pragma unroll
+      for (int m = 0; m < ITEMS; ++m) sum(items[m], z[m]);
+    }
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) {
       const Item& it = items[m];
       if (!it.valid) continue;
-#pragma unroll
-      for (int g = 0; g < 3; ++g) z[m][g] = T(x[m][g]);
-      sum(it, z[m]);
+      if constexpr (!sums_first) {
+        project(m);
+        sum(it, z[m]);
+      }
       if (t < it.length) {
         const auto o = forward_point<T, MathFor<scalar_t>>(z[m][0], z[m][1], z[m][2], c[m]);
         c[m] = o.new_cell;
@@ -176,7 +191,9 @@ __global__ void __launch_bounds__(most_threads(R, true)) persistent_forward_kern
 #pragma unroll 4
           for (int s = 0; s < blockDim.y; ++s) {
 #pragma unroll
-            for (int g = 0; g < 3; ++g) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
+            for (int g = 0; g < 3; ++g) {
+              if (it.valid) z[g] += partial[((s * 3 + g) * R + it.r) * W + it.c];
+            }
           }
         },
         [&](const Item& it, T h_new) {

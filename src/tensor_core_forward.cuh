@@ -108,7 +108,9 @@ __global__ void __launch_bounds__(kTensorThreads) tensor_core_forward_kernel(For
 #pragma unroll 4
           for (int s = 0; s < splits; ++s) {
 #pragma unroll
-            for (int g = 0; g < 3; ++g) z[g] += partial[(s * R + it.r) * partial_ld + g * W + it.c];
+            for (int g = 0; g < 3; ++g) {
+              if (it.valid) z[g] += partial[(s * R + it.r) * partial_ld + g * W + it.c];
+            }
           }
         },
         [&](const Item& it, T h_new) {
