@@ -56,12 +56,20 @@ using Join = Tensor (*)(const Tensor& old_h, const Tensor& input);
 
 inline Tensor cat_columns(const Tensor& old_h, const Tensor& input) { return aten::cat(old_h, input, 1); }
 
+// The forward's product, gates = bias + joined weights^T (joined: [old_h, input]). ATen's here; a
+// backend may supply its own (the CPU's, in float for half types where ATen's are slow).
+using GatesProduct = Tensor (*)(const Tensor& bias, const Tensor& joined, const Tensor& weights);
+
+inline Tensor aten_gates(const Tensor& bias, const Tensor& joined, const Tensor& weights) {
+  return bias.addmm(joined, weights.t());
+}
+
 // Returns new_h, new_cell and, for the backward, the gate pre-activations.
-template <FusedForward fused, Join join>
+template <FusedForward fused, Join join, GatesProduct product = aten_gates>
 std::tuple<Tensor, Tensor, Tensor> cell_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
   const StepSizes s = check_step(input, weights, bias, old_h, old_cell);
-  const Tensor gates = bias.reshape({3 * s.state}).addmm(join(old_h, input), weights.t());
+  const Tensor gates = product(bias.reshape({3 * s.state}), join(old_h, input), weights);
   Tensor new_h = input.new_empty({s.batch, s.state});
   Tensor new_cell = input.new_empty({s.batch, s.state});
   fused(gates, old_cell.contiguous(), new_h, new_cell);

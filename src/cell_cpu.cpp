@@ -1,6 +1,7 @@
 // The cell's CPU backend: fused elementwise passes, parallel over the batch.
 #include "cell.h"
 #include "cell_cpu.h"
+#include "cpu_bf16.h"
 #include "cpu_blas.h"
 #include "kernels.h"
 #include "lltm_math.h"
@@ -209,6 +210,12 @@ void backward(const Tensor& grad_h, const Tensor& grad_cell, const Tensor& gates
   });
 }
 
+bool products_in_float(at::ScalarType type) {
+  return (type == at::kBFloat16 || type == at::kHalf) && !native_half_products(type == at::kBFloat16);
+}
+
+Tensor in_type(const Tensor& t, at::ScalarType type) { return t.defined() ? t.to(type) : t; }
+
 void forward_rows(const float* gates, const float* old_cell, float* new_h, float* new_cell, int64_t rows,
                   int64_t state) {
   forward_block(gates, old_cell, new_h, new_cell, rows, state);
@@ -250,21 +257,34 @@ Tensor join_rows(const Tensor& old_h, const Tensor& input) {
   return both;
 }
 
+Tensor gates_product(const Tensor& bias, const Tensor& joined, const Tensor& weights) {
+  const auto type = bias.scalar_type();
+  if (!products_in_float(type)) return aten_gates(bias, joined, weights);
+  return aten_gates(bias.to(at::kFloat), joined.to(at::kFloat), weights.to(at::kFloat)).to(type);
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> step_forward(const Tensor& input, const Tensor& weights, const Tensor& bias,
                                                 const Tensor& old_h, const Tensor& old_cell) {
-  return cell_forward<forward, join_rows>(input, weights, bias, old_h, old_cell);
+  return cell_forward<forward, join_rows, gates_product>(input, weights, bias, old_h, old_cell);
 }
 
 namespace {
 
 // The step backward's products through our AVX-512 kernel (cpu_blas.h), split over the threads by
 // rows of d_weights and by columns of d_[old_h, input]. At small sizes ATen's two mm (d_weights'
-// depth is the batch) were most of the step's backward.
+// depth is the batch) were most of the step's backward. Half types in float where
+// products_in_float says so, as the forward's product (gates_product).
 std::pair<Tensor, Tensor> step_products(const Tensor& d_gates, const Tensor& old_h, const Tensor& input,
                                         const Tensor& weights, bool want_weights, bool want_old_h_input) {
   const auto type = d_gates.scalar_type();
+  if (products_in_float(type)) {
+    const auto f = [](const Tensor& t) { return t.to(at::kFloat); };
+    const auto [d_weights, d_old_h_input] =
+        step_products(f(d_gates), f(old_h), f(input), f(weights), want_weights, want_old_h_input);
+    return {in_type(d_weights, type), in_type(d_old_h_input, type)};
+  }
   // Large products stay with MKL's blocked GEMM (as fast at 256 x 512 x 1024; this kernel does not
   // block the depth for the caches).
   const int64_t flops = 2 * d_gates.numel() * weights.size(1);

@@ -1,5 +1,6 @@
 // The CPU backend's fused elementwise passes over a step's rows, shared by the cell and the
-// sequence operators. Tensors contiguous, on the CPU, of one dtype; batch may be 0.
+// sequence operators, and the dtype their products run in. Tensors contiguous, on the CPU, of one
+// dtype; batch may be 0.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,5 +27,12 @@ void backward_rows(const float* grad_h, const float* grad_cell, const float* gat
                    float* d_gates, float* d_old_cell, int64_t rows, int64_t state);
 void backward_rows(const double* grad_h, const double* grad_cell, const double* gates, const double* old_cell,
                    double* d_gates, double* d_old_cell, int64_t rows, int64_t state);
+
+// Whether the products of `type` run in float here: the half types where the CPU lacks their dot
+// products (cpu_bf16.h's native_half_products).
+bool products_in_float(at::ScalarType type);
+
+// t in `type`; undefined stays undefined.
+at::Tensor in_type(const at::Tensor& t, at::ScalarType type);
 
 }  // namespace lltm::cpu

@@ -10,6 +10,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LLTM_HAS_BF16_KERNEL 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define LLTM_HAS_BF16_KERNEL 0
@@ -19,7 +20,6 @@
 #if LLTM_HAS_BF16_KERNEL && defined(__linux__) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
 #define LLTM_HAS_AMX_KERNEL 1
-#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +35,19 @@ namespace {
 bool has_bf16() {
 #if LLTM_HAS_BF16_KERNEL
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX512-FP16 by CPUID (leaf 7, EDX bit 23), where the system keeps AVX-512's state (avx512f).
+bool has_fp16() {
+#if LLTM_HAS_BF16_KERNEL
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx512f") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1u);
+  }();
   return has;
 #else
   return false;
@@ -78,6 +91,19 @@ Bf16Kernel best_bf16(Blas allowed) {
 }  // namespace
 
 Bf16Kernel bf16_kernel() { return best_bf16(allowed_blas()); }
+
+namespace {
+bool native_at(Blas allowed, bool bfloat16) {
+  if (allowed > Blas::kAvx512) return false;
+#if LLTM_HAS_BF16_KERNEL
+  return bfloat16 ? has_bf16() : has_fp16();
+#else
+  return true;
+#endif
+}
+}  // namespace
+
+bool native_half_products(bool bfloat16) { return native_at(allowed_blas(), bfloat16); }
 
 namespace {
 
@@ -401,6 +427,6 @@ const char* lltm_jit_cpu_bf16() {
   switch (lltm::cpu::best_bf16(lltm::cpu::Blas::kAmx)) {
     case lltm::cpu::Bf16Kernel::kAmx: return "amx";
     case lltm::cpu::Bf16Kernel::kAvx512: return "avx512-bf16";
-    default: return "aten";
+    default: return lltm::cpu::native_at(lltm::cpu::Blas::kAmx, /*bfloat16=*/true) ? "aten" : "float";
   }
 }

@@ -17,6 +17,14 @@ namespace lltm::cpu {
 enum class Bf16Kernel { kAmx, kAvx512, kNone };
 Bf16Kernel bf16_kernel();
 
+// Whether bfloat16's (else float16's) products may run in that type, through torch's own CPU
+// products: on x86, where the CPU has the type's dot products (AVX512-BF16; AVX512-FP16), elsewhere
+// always. Without them torch's CPU products of half types run 4-200x slower than float's
+// (benchmarks/NOTES.md, "Session 41"), so the callers run them in float and round each result
+// once, as torch's own products of these types sum in float. Never where LLTM_JIT_CPU_RECURRENCE
+// lowers the choice below our AVX-512 kernels: the way to run the float path on any CPU.
+bool native_half_products(bool bfloat16);
+
 // B (k x n) packed in pairs of its rows, the layout both kernels read: pair (p, j) holds B(2p, j)
 // in its low half and B(2p + 1, j) in its high half (AMX's "VNNI" B), B(i, j) being
 // w[i * row + j * col], in panels of kPairPanel = 32 columns, each pair_panel(k) words (pair_rows(k)
@@ -50,7 +58,7 @@ void widen_bf16(const uint16_t* x, float* y, int64_t count);
 }  // namespace lltm::cpu
 
 // For tests and bench records: what bfloat16's products run through by default here, "amx",
-// "avx512-bf16" or "aten"; and whether AMX is "available", else why not ("not on this CPU",
+// "avx512-bf16", "float" (widened to float, through float's path) or "aten"; and whether AMX is "available", else why not ("not on this CPU",
 // "refused by the kernel: <reason>", "not in this build (...)").
 extern "C" const char* lltm_jit_cpu_bf16();
 extern "C" const char* lltm_jit_cpu_amx();

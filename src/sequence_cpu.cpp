@@ -268,13 +268,20 @@ void in_float(R& r) {
 // with h before each step (h0, or zeros, then output[t - 1]) read in place. d_weights up to 2^28
 // FLOP only: the kernel does not block the depth for the caches, and reads d_gates transposed, 8
 // values a row of it at each k, so that large ones run faster in MKL (benchmarks/NOTES.md, "The
-// CPU path against nn.LSTM" and "Session 11").
+// CPU path against nn.LSTM" and "Session 11"). bfloat16 runs its own kernels where the CPU has
+// them; half types otherwise run these products in float where products_in_float says so.
 std::pair<Tensor, Tensor> cpu_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                        const Tensor& weights, const Tensor& h0, const Tensor& output,
                                        bool want_input, bool want_weights) {
   const auto type = d_gates.scalar_type();
   if (type == at::kBFloat16 && cpu::bf16_kernel() != cpu::Bf16Kernel::kNone) {
     return cpu::bf16_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  }
+  if (cpu::products_in_float(type)) {
+    const auto f = [](const Tensor& t) { return cpu::in_type(t, at::kFloat); };
+    const auto [d_input, d_weights] =
+        cpu_products(s, f(d_gates), f(input), f(weights), f(h0), f(output), want_input, want_weights);
+    return {cpu::in_type(d_input, type), cpu::in_type(d_weights, type)};
   }
   const bool is_double = type == at::kDouble;
   const bool kernel = (type == at::kFloat || is_double) && cpu::own_products(is_double, 0, 0);

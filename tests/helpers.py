@@ -4,6 +4,8 @@ sys.path, as it has no __init__.py)."""
 
 import collections
 import os
+import platform
+from pathlib import Path
 
 import pytest
 import torch
@@ -109,6 +111,40 @@ def aten_calls(fn):
     return collections.Counter(event.name for event in prof.events())
 
 
+def product_dtypes(fn):
+    """The dtypes of the operands of the matrix products (aten::mm, addmm, addmm_) that fn calls, by
+    the profiler."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        fn()
+    return {dtype for event in prof.profiler.kineto_results.events()
+            if event.name() in ("aten::mm", "aten::addmm", "aten::addmm_")
+            for dtype, shape in zip(event.dtypes(), event.shapes(), strict=True) if shape}
+
+
+def cpu_has_dot_products(dtype):
+    """Whether this CPU has dtype's dot-product instructions, where torch's own products of a half
+    type run in it (src/cpu_bf16.h's native_half_products): AVX512-BF16 or AVX512-FP16 on x86, and
+    anything else."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return True
+    flags = set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() else set()
+    return {"avx512f", "avx512_bf16" if dtype == torch.bfloat16 else "avx512_fp16"} <= flags
+
+
+def use_half_products(path, dtype, monkeypatch):
+    """Runs a half type's CPU products on `path`: "float" (LLTM_JIT_CPU_RECURRENCE=packed, below our
+    AVX-512 kernels, as on a CPU without the type's dot products) or "native" (the default, or a
+    skip where this CPU lacks them). Returns the dtype its products then run in, as the profiler
+    names it."""
+    if path == "float":
+        monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "packed")
+        return "float"
+    if not cpu_has_dot_products(dtype):
+        pytest.skip(f"this CPU has no dot products of {dtype}")
+    monkeypatch.delenv("LLTM_JIT_CPU_RECURRENCE", raising=False)
+    return {torch.bfloat16: "c10::BFloat16", torch.float16: "c10::Half"}[dtype]
+
+
 def assert_output_mask(ours, full, mask):
     """A backward operator's outputs under `mask` (a flag per output): None where it is false,
     else equal to the outputs under the full mask."""
@@ -135,8 +171,8 @@ def assert_partial_gradients(ours, ref, args, products):
 
 
 def cpu_bf16():
-    """What the CPU's bfloat16 products run through by default here, "amx", "avx512-bf16" or
-    "aten" (the library's own answer)."""
+    """What the CPU's bfloat16 products run through by default here, "amx", "avx512-bf16", "float"
+    or "aten" (the library's own answer)."""
     return lltm_jit.build_info()["cpu_products"]["bfloat16"]
 
 

@@ -5,8 +5,8 @@ import itertools
 import pytest
 import torch
 from helpers import (aten_calls, assert_matches_reference, assert_output_mask, assert_partial_gradients,
-                     assert_within_torch_own_error, cpu_products_are_own, forward_backward, make_inputs, rel_err,
-                     requires_cuda)
+                     assert_within_torch_own_error, cpu_products_are_own, forward_backward, make_inputs,
+                     product_dtypes, rel_err, requires_cuda, use_half_products)
 
 import lltm_jit
 from lltm_jit import lltm, reference_lltm
@@ -39,6 +39,18 @@ def test_bias_of_shape_1_by_3s(device):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_low_precision_within_torch_own_error(device, dtype, shape):
     assert_within_torch_own_error(make_inputs(*shape, device=device), dtype)
+
+
+@pytest.mark.parametrize("path", ["float", "native"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_cpu_half_products_in_float_without_dot_products(dtype, path, monkeypatch):
+    """On the CPU a half type's products (the forward's, both of the backward's) run in float where
+    the CPU has no dot products of the type (torch's own run 4-200x slower there than float's), else
+    in the type; within torch's own error either way."""
+    runs_in = use_half_products(path, dtype, monkeypatch)
+    args64 = make_inputs(37, 29, 45)
+    args = assert_within_torch_own_error(args64, dtype)
+    assert product_dtypes(lambda: forward_backward(lltm, args)) == {runs_in}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

@@ -5,6 +5,7 @@ import ctypes
 import functools
 import itertools
 import os
+import platform
 import re
 import threading
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import torch
 from helpers import (DEVICES, aten_calls, assert_output_mask, assert_partial_gradients, cpu_bf16,
                      cpu_products_are_own, cpu_recurrence, cpu_recurrence_sums_bias, cuda_kernels, make_inputs,
-                     ran, rel_err, requires_cuda, same_error_real_and_fake)
+                     product_dtypes, ran, rel_err, requires_cuda, same_error_real_and_fake, use_half_products)
 
 import lltm_jit
 from benchmarks import precision
@@ -282,26 +283,39 @@ def test_cpu_recurrence_is_the_best_here():
 
 def test_cpu_bfloat16_kernel_is_the_cpus():
     """bfloat16 runs its products on AMX where the CPU has AMX-BF16 (and AVX512-BF16) and the
-    kernel lets the process use the tiles, else on AVX512-BF16 where the CPU has that, else through
-    ATen (the library's own answers). Where AMX does not run, the library says why: a CPU with the
+    kernel lets the process use the tiles, else on AVX512-BF16 where the CPU has that, else in float
+    on x86 (cpu_bf16.h's native_half_products) and through ATen elsewhere (the library's own
+    answers). Where AMX does not run, the library says why: a CPU with the
     flags gets no other reason than a refusal or a build without it."""
     cpuinfo = Path("/proc/cpuinfo")
     flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
     avx512 = {"avx512f", "avx512_bf16"} <= flags
+    x86 = platform.machine() in ("x86_64", "AMD64")
     amx = lltm_jit.build_info()["cpu_products"]["amx"]
     if avx512 and {"amx_tile", "amx_bf16"} <= flags:
         assert amx == "available" or amx.startswith(("refused by the kernel: ", "not in this build"))
     else:
         assert amx == "not on this CPU" or amx.startswith("not in this build")
-    expected = "amx" if amx == "available" else "avx512-bf16" if avx512 else "aten"
+    expected = "amx" if amx == "available" else "avx512-bf16" if avx512 else "float" if x86 else "aten"
     assert cpu_bf16() == expected
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_cpu_half_products_in_float_without_dot_products(dtype, monkeypatch):
+    """Where the CPU has no dot products of a half type (here as LLTM_JIT_CPU_RECURRENCE=packed
+    makes it), every product of a sequence runs in float: the recurrence's, and d_input's and
+    d_weights' after it, which torch runs 4-200x slower in the type there. Their precision: the
+    lowered paths of test_low_precision_long_sequence."""
+    use_half_products("float", dtype, monkeypatch)
+    args = make_sequence(9, 5, 7, 33, dtype=dtype, seed=3)
+    assert product_dtypes(lambda: run(lltm_sequence, args)) == {"float"}
 
 
 def use_bf16_kernel(kernel, monkeypatch):
     """Runs bfloat16 on `kernel` ("amx" or "avx512-bf16") through LLTM_JIT_CPU_RECURRENCE, or skips
     where this CPU lacks it."""
     best = cpu_bf16()
-    if best == "aten" or (kernel == "amx" and best != "amx"):
+    if best not in BF16_KERNELS or (kernel == "amx" and best != "amx"):
         pytest.skip(f"the CPU has no {kernel}")
     monkeypatch.setenv("LLTM_JIT_CPU_RECURRENCE", "amx" if kernel == "amx" else "avx512")
 
