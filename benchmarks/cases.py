@@ -219,13 +219,25 @@ class Progress:
             print(file=self.stream, flush=True)
 
 
+def products_in_float32(device: torch.device) -> tuple[str, ...]:
+    """The half types whose products lltm_jit runs in float32 on `device`: on a CPU without their
+    dot products (build_info()["cpu_products"])."""
+    if device.type != "cpu":
+        return ()
+    import lltm_jit  # here: bench.py --help builds nothing
+
+    products = lltm_jit.build_info().get("cpu_products", {})
+    return tuple(name for name in ("bfloat16", "float16") if products.get(name) == "float")
+
+
 def run(plans: list[Plan], settings: Settings) -> tuple[Machine, list[Result]]:
     """The machine's peaks, every plan's cases, checked and timed, and the peaks again (the best of
     both counts); progress on stderr."""
     dtypes = list(dict.fromkeys(d for plan in plans for d in plan.dtypes))
     progress = Progress(2 + sum(len(p.sizes) * len(p.dtypes) * len(p.backends) for p in plans))
     progress.show("measuring copy bandwidth and matmul peak")
-    machine = measure_machine(settings.device, dtypes)
+    in_float32 = products_in_float32(settings.device)
+    machine = measure_machine(settings.device, dtypes, in_float32)
     progress.advance()
     results = []
     for plan in plans:
@@ -242,7 +254,7 @@ def run(plans: list[Plan], settings: Settings) -> tuple[Machine, list[Result]]:
                 with plan.kind.context(size) if plan.kind.context else contextlib.nullcontext():
                     results += run_case(plan.kind, case, plan.backends, settings, progress)
     progress.show("measuring copy bandwidth and matmul peak again")
-    machine = machine.best(measure_machine(settings.device, dtypes))
+    machine = machine.best(measure_machine(settings.device, dtypes, in_float32))
     progress.advance()
     progress.close()
     return machine, results

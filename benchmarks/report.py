@@ -101,13 +101,16 @@ def table(records: list[dict], env: dict, machine: Machine) -> str:
     """The report, within 100 columns: a section per kind, a group of rows per case and mode. A
     group shows the ratio columns it has a value in and the extra columns its records carry."""
     peaks = ", ".join(f"{d} {f / 1e9:.0f}" for d, f in machine.matmul_flops_per_s.items()) or "none measured"
+    if machine.in_float32:
+        peaks += f" ({'/'.join(machine.in_float32)} run in float32 here)"
     products = env["lltm_jit_build"].get("cpu_products")
     lines = [
         f"lltm_jit {env['lltm_jit']} ({env['lltm_jit_build']['backend']}), torch {env['torch']}, "
         f"on {env['device']}: {env['device_name']}, {env['threads']} threads, "
         f"load {env['load_average'][0]:.1f}, timing {env['timing']}",
         f"copy bandwidth {machine.copy_bytes_per_s / 1e9:.1f} GB/s; matmul peak GFLOP/s: {peaks}",
-        *([f"CPU sequence products: float32 {products['float32']}, bfloat16 {products['bfloat16']}"
+        *([f"CPU sequence products: float32 {products['float32']}, bfloat16 {products['bfloat16']}, "
+           f"float16 {products.get('float16', '-')}"
            + ("" if products.get("amx", "available") == "available" else f" (AMX: {products['amx']})")]
           if products and env["device"] == "cpu" else []),
         *textwrap.wrap(

@@ -137,32 +137,39 @@ class Machine:
 
     copy_bytes_per_s: float  # bytes read + written per second by a large copy
     matmul_flops_per_s: dict[str, float]  # by dtype name: a large square matmul
+    # dtype names whose products lltm_jit runs in float32 here (a CPU's half types where it lacks
+    # their dot products): their floors take float32's peak
+    in_float32: tuple[str, ...] = ()
 
     def floor(self, flops: float, bytes_moved: float, dtype: torch.dtype) -> tuple[float | None, str | None]:
         """The least time work of `flops` in matrix products of `dtype` and `bytes_moved` through
         memory can take here, and what bounds it ("compute" or "memory"); (None, None) for a dtype
         whose products were not measured."""
-        if dtype_name(dtype) not in self.matmul_flops_per_s:
+        name = "float32" if dtype_name(dtype) in self.in_float32 else dtype_name(dtype)
+        if name not in self.matmul_flops_per_s:
             return None, None
-        compute = flops / self.matmul_flops_per_s[dtype_name(dtype)]
+        compute = flops / self.matmul_flops_per_s[name]
         memory = bytes_moved / self.copy_bytes_per_s
         return (compute, "compute") if compute >= memory else (memory, "memory")
 
     def best(self, other: Machine) -> Machine:
         """The faster of two measurements of each peak."""
         flops = {d: max(f, other.matmul_flops_per_s[d]) for d, f in self.matmul_flops_per_s.items()}
-        return Machine(max(self.copy_bytes_per_s, other.copy_bytes_per_s), flops)
+        return Machine(max(self.copy_bytes_per_s, other.copy_bytes_per_s), flops, self.in_float32)
 
 
-def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
+def measure_machine(device: torch.device, dtypes: list[torch.dtype], in_float32: tuple[str, ...] = ()) -> Machine:
     """The fastest sample of each, not the median: a floor must not be above what is possible. The
     copy and the products take turns (as `measure` does), so that a busy spell of a shared machine
     slows one sample of each rather than every sample of one; `run` measures again after the cases
-    and keeps the best of the two."""
+    and keeps the best of the two. The dtypes named in `in_float32` take float32's peak
+    (Machine.in_float32): theirs is not measured."""
     cuda = device.type == "cuda"
     # torch.mm in float16 has no fast CPU path: ~1 GFLOP/s, tens of seconds to measure, and no
-    # bound on a kernel of its own. Such rows show no floor.
-    dtypes = [dtype for dtype in dtypes if cuda or dtype != torch.float16]
+    # bound on a kernel of its own. Such rows show no floor, unless they run in float32.
+    measured = [dtype for dtype in dtypes if dtype_name(dtype) not in in_float32 and (cuda or dtype != torch.float16)]
+    in_float32 = tuple(name for name in in_float32 if name in map(dtype_name, dtypes))
+    dtypes = list(dict.fromkeys([*measured, *([torch.float32] if in_float32 else [])]))
     src = torch.ones((1 << 30 if cuda else 1 << 28) // 4, device=device)  # 1 GiB; 256 MiB on a CPU
     dst = torch.empty_like(src)
     n = 8192 if cuda else 1024  # a GPU needs this much to reach its peak; a CPU takes ~50 ms at 1024
@@ -171,4 +178,4 @@ def measure_machine(device: torch.device, dtypes: list[torch.dtype]) -> Machine:
     taken = measure([lambda: dst.copy_(src), *products], device, 2, 20, 1.0)
     copy_bytes_per_s = 2 * src.nbytes / min(taken[0])
     peaks = {dtype_name(dtype): 2 * n**3 / min(samples) for dtype, samples in zip(dtypes, taken[1:])}
-    return Machine(copy_bytes_per_s, peaks)
+    return Machine(copy_bytes_per_s, peaks, in_float32)

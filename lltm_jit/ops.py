@@ -158,8 +158,9 @@ def backend() -> str:
 def build_info() -> dict:
     """What runs: the backend, the active build's key, namespace, library and devices, and what
     the CPU's sequence products run through by default on this machine (``cpu_products``:
-    float32 "avx512", "mkl-packed", "sgemm" or "aten"; bfloat16 "amx", "avx512-bf16" or "aten";
-    amx "available" or why not; LLTM_JIT_CPU_RECURRENCE lowers them, docs/build.md)."""
+    float32 "avx512", "mkl-packed", "sgemm" or "aten"; bfloat16 "amx", "avx512-bf16", "float" or
+    "aten"; float16 "float" or "aten" ("float": in float32, where the CPU lacks the type's dot
+    products); amx "available" or why not; LLTM_JIT_CPU_RECURRENCE lowers them, docs/build.md)."""
     if _active is None:
         return {"backend": "reference", "fallback_reason": _fallback_reason}
     return {
@@ -180,7 +181,7 @@ def _cpu_products(library: str) -> dict:
     symbols it finds from inside."""
     handle = ctypes.CDLL(library)  # the handle torch opened: dlopen counts, it loads nothing again
     answers = {"float32": handle.lltm_jit_cpu_recurrence, "bfloat16": handle.lltm_jit_cpu_bf16,
-               "amx": handle.lltm_jit_cpu_amx}
+               "float16": handle.lltm_jit_cpu_fp16, "amx": handle.lltm_jit_cpu_amx}
     for function in answers.values():
         function.restype = ctypes.c_char_p
     return {dtype: function().decode() for dtype, function in answers.items()}

@@ -430,3 +430,7 @@ const char* lltm_jit_cpu_bf16() {
     default: return lltm::cpu::native_at(lltm::cpu::Blas::kAmx, /*bfloat16=*/true) ? "aten" : "float";
   }
 }
+
+const char* lltm_jit_cpu_fp16() {
+  return lltm::cpu::native_at(lltm::cpu::Blas::kAmx, /*bfloat16=*/false) ? "aten" : "float";
+}

@@ -13,14 +13,16 @@
 namespace lltm::cpu {
 
 // Which kernel runs bfloat16's products, best first, at or below cpu_blas.h's allowed_blas()
-// ("amx" allows both, "avx512" the second only, anything lower neither): kNone leaves them to ATen.
+// ("amx" allows both, "avx512" the second only, anything lower neither): kNone leaves them to
+// the float path or to ATen (native_half_products).
 enum class Bf16Kernel { kAmx, kAvx512, kNone };
 Bf16Kernel bf16_kernel();
 
 // Whether bfloat16's (else float16's) products may run in that type, through torch's own CPU
 // products: on x86, where the CPU has the type's dot products (AVX512-BF16; AVX512-FP16), elsewhere
-// always. Without them torch's CPU products of half types run 4-200x slower than float's
-// (benchmarks/NOTES.md, "Session 41"), so the callers run them in float and round each result
+// always. Without them torch's products of the type are at best float's speed (a library that
+// takes them widens them to float) and, without AVX-512, ATen's reference loops, 4-200x slower
+// (benchmarks/NOTES.md, "Session 41"); so the callers run them in float and round each result
 // once, as torch's own products of these types sum in float. Never where LLTM_JIT_CPU_RECURRENCE
 // lowers the choice below our AVX-512 kernels: the way to run the float path on any CPU.
 bool native_half_products(bool bfloat16);
@@ -58,7 +60,9 @@ void widen_bf16(const uint16_t* x, float* y, int64_t count);
 }  // namespace lltm::cpu
 
 // For tests and bench records: what bfloat16's products run through by default here, "amx",
-// "avx512-bf16", "float" (widened to float, through float's path) or "aten"; and whether AMX is "available", else why not ("not on this CPU",
+// "avx512-bf16", "float" (widened to float, through float's path) or "aten"; float16's, "float"
+// or "aten"; and whether AMX is "available", else why not ("not on this CPU",
 // "refused by the kernel: <reason>", "not in this build (...)").
 extern "C" const char* lltm_jit_cpu_bf16();
+extern "C" const char* lltm_jit_cpu_fp16();
 extern "C" const char* lltm_jit_cpu_amx();

@@ -182,6 +182,19 @@ def test_a_dtype_without_a_measured_peak_has_no_floor():
     assert Machine(1e9, {"float32": 1e9}).floor(1e6, 1e3, torch.float16) == (None, None)
 
 
+def test_half_types_run_in_float32_take_its_peak():
+    """Where lltm_jit runs a half type's products in float32 (a CPU without its dot products), its
+    floor takes float32's peak, and its own torch.mm (~1 GFLOP/s there, seconds a sample) is not
+    measured."""
+    from benchmarks.timing import measure_machine
+
+    machine = measure_machine(torch.device("cpu"), [torch.bfloat16], ("bfloat16", "float16"))
+    assert list(machine.matmul_flops_per_s) == ["float32"] and machine.in_float32 == ("bfloat16",)
+    fast = Machine(1.0, {"float32": 4.0, "bfloat16": 1.0}, ("bfloat16",))
+    assert fast.floor(8.0, 1.0, torch.bfloat16) == (2.0, "compute")
+    assert fast.best(fast).in_float32 == ("bfloat16",)
+
+
 def test_machine_keeps_the_best_of_two_measurements():
     slow = Machine(copy_bytes_per_s=1.0, matmul_flops_per_s={"float32": 5.0, "bfloat16": 1.0})
     fast = Machine(copy_bytes_per_s=2.0, matmul_flops_per_s={"float32": 3.0, "bfloat16": 4.0})

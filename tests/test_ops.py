@@ -46,11 +46,21 @@ def test_low_precision_within_torch_own_error(device, dtype, shape):
 def test_cpu_half_products_in_float_without_dot_products(dtype, path, monkeypatch):
     """On the CPU a half type's products (the forward's, both of the backward's) run in float where
     the CPU has no dot products of the type (torch's own run 4-200x slower there than float's), else
-    in the type; within torch's own error either way."""
+    in the type; within torch's own error either way. Strided arguments with a (1, 3S) bias give
+    the same results, and the backward operator under each output mask the full mask's."""
     runs_in = use_half_products(path, dtype, monkeypatch)
-    args64 = make_inputs(37, 29, 45)
-    args = assert_within_torch_own_error(args64, dtype)
+    args = assert_within_torch_own_error(make_inputs(37, 29, 45), dtype)
     assert product_dtypes(lambda: forward_backward(lltm, args)) == {runs_in}
+    strided = make_inputs(37, 29, 45, dtype=dtype, noncontiguous=True, bias_2d=True)
+    assert not strided[1].is_contiguous()
+    for a, b in zip(forward_backward(lltm, strided), forward_backward(lltm, args), strict=True):
+        assert torch.equal(a.reshape(b.shape), b)
+    input, weights, _, old_h, old_cell = (a.detach() for a in args)
+    new_h, new_cell, gates = torch.ops.lltm_jit.forward(*(a.detach() for a in args))
+    backward_args = [torch.randn_like(new_h), torch.randn_like(new_cell), input, weights, old_h, gates, old_cell]
+    full = torch.ops.lltm_jit.backward(*backward_args, ALL)
+    for mask in itertools.product([False, True], repeat=3):
+        assert_output_mask(torch.ops.lltm_jit.backward(*backward_args, list(mask))[:3], full[:3], mask)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

@@ -284,9 +284,9 @@ def test_cpu_recurrence_is_the_best_here():
 def test_cpu_bfloat16_kernel_is_the_cpus():
     """bfloat16 runs its products on AMX where the CPU has AMX-BF16 (and AVX512-BF16) and the
     kernel lets the process use the tiles, else on AVX512-BF16 where the CPU has that, else in float
-    on x86 (cpu_bf16.h's native_half_products) and through ATen elsewhere (the library's own
-    answers). Where AMX does not run, the library says why: a CPU with the
-    flags gets no other reason than a refusal or a build without it."""
+    on x86 (cpu_bf16.h's native_half_products) and through ATen elsewhere; float16's in float on x86
+    without AVX512-FP16 (the library's own answers). Where AMX does not run, the library says why:
+    a CPU with the flags gets no other reason than a refusal or a build without it."""
     cpuinfo = Path("/proc/cpuinfo")
     flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
     avx512 = {"avx512f", "avx512_bf16"} <= flags
@@ -298,14 +298,17 @@ def test_cpu_bfloat16_kernel_is_the_cpus():
         assert amx == "not on this CPU" or amx.startswith("not in this build")
     expected = "amx" if amx == "available" else "avx512-bf16" if avx512 else "float" if x86 else "aten"
     assert cpu_bf16() == expected
+    in_float = x86 and not {"avx512f", "avx512_fp16"} <= flags
+    assert lltm_jit.build_info()["cpu_products"]["float16"] == ("float" if in_float else "aten")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_cpu_half_products_in_float_without_dot_products(dtype, monkeypatch):
     """Where the CPU has no dot products of a half type (here as LLTM_JIT_CPU_RECURRENCE=packed
-    makes it), every product of a sequence runs in float: the recurrence's, and d_input's and
-    d_weights' after it, which torch runs 4-200x slower in the type there. Their precision: the
-    lowered paths of test_low_precision_long_sequence."""
+    makes it), every ATen product of a sequence runs in float: the input projection, and d_input
+    and d_weights after the recurrence (whose own products, on raw pointers, run in float too),
+    which torch runs 4-200x slower in the type there. Their precision: the lowered paths of
+    test_low_precision_long_sequence."""
     use_half_products("float", dtype, monkeypatch)
     args = make_sequence(9, 5, 7, 33, dtype=dtype, seed=3)
     assert product_dtypes(lambda: run(lltm_sequence, args)) == {"float"}
