@@ -74,6 +74,8 @@ struct Tiling {
                       // (tensor_core.cuh)
   int gather_blocks = 1;  // where the group exchanges through L2: its consecutive blocks that share
                           // the tensor-core forward's gather of h as a cluster (sm_90; tensor_core.cuh)
+  bool streamed = false;  // the tensor-core forward that streams h through shared memory a chunk at a
+                          // time (tensor_core_streamed.cuh)
   size_t shared_bytes = 0;
 };
 

@@ -66,7 +66,10 @@ template <typename scalar_t>
 Choice choose(const SequenceParams& p, bool forward) {
   if constexpr (has_tensor_cores<scalar_t>) {
     if (p.tensor_cores) {
+      const Tiling streamed = forward ? streamed_tiling(p) : Tiling{};
+      if (p.streamed_first && streamed.rows > 0) return {streamed, true};
       if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
+      if (streamed.rows > 0) return {streamed, true};
     }
   }
   return {persistent_tiling<scalar_t>(p, forward), false};
@@ -91,6 +94,12 @@ cudaError_t launch(const Params& p, DType dtype, cudaStream_t stream) {
     using scalar_t = decltype(tag);
     if constexpr (has_tensor_cores<scalar_t>) {
       if (choice.tensor_cores) {
+        if constexpr (is_forward<Params>) {
+          if (choice.tiling.streamed) {
+            error = launch_streamed_forward<scalar_t>(p, choice.tiling, stream);
+            return;
+          }
+        }
         error = launch_tensor_core_typed<scalar_t>(p, choice.tiling, stream);
         return;
       }
@@ -134,6 +143,12 @@ bool persistent_fits(const SequenceParams& p, DType dtype, int copies) {
       fits = fits && c.tiling.rows > 0 && (copies == 1 || resident(p, c.tiling, copies));
     });
   }
+  return fits;
+}
+
+bool direction_fits(const SequenceParams& p, DType dtype, bool forward) {
+  bool fits = false;
+  with_choice(p, dtype, forward, [&](auto, const Choice& c) { fits = c.tiling.rows > 0; });
   return fits;
 }
 

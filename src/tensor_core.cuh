@@ -233,6 +233,42 @@ inline Tiling tensor_core_tiling(const SequenceParams& p, bool forward) {
   return best;
 }
 
+// The streamed forward (tensor_core_streamed.cuh), where no tiling above fits: its sizes, shared
+// memory and tiling.
+constexpr int kStreamRows = 64;
+constexpr int kStreamWidth = 32;
+constexpr int kStreamWarps = 8;
+constexpr int kStreamChunk = 64;  // columns of h a stage holds: 4 k tiles
+constexpr int kStreamStages = 3;
+constexpr int kStreamStageLd = kStreamChunk + 8;  // 144 bytes a row: ldmatrix's 8 rows hit distinct banks
+constexpr int kStreamStageElements = kStreamRows * kStreamStageLd;
+// What a warp hands its partner: 3 gates x 2 N tiles x 4 elements of one M tile, a float a lane each
+constexpr int kStreamHanded = 24;
+static_assert(kStreamWarps * kStreamHanded * 32 * 4 <= kStreamStages * kStreamStageElements * 2,
+              "the partner's sums fit over the stages");
+
+// Shared memory: the tile's W_h (3 W rows of the padded state, tensor_core.cuh's row stride), then
+// the stages.
+inline size_t streamed_shared_bytes(const SequenceParams& p) {
+  const int64_t ld = tensor_operand_ld(tensor_state_padded(p.state));
+  return 2 * (3 * kStreamWidth * ld + kStreamStages * kStreamStageElements);
+}
+
+// The streamed tiling, where it fits: states of whole 16-byte rows (the copies' unit) past one
+// tile, a single launch (no pair: each fills the device), every block resident.
+inline Tiling streamed_tiling(const SequenceParams& p) {
+  Tiling t;
+  t.width = kStreamWidth;
+  t.tiles = static_cast<int>(ceil_div(p.state, kStreamWidth));
+  t.rows = kStreamRows;
+  t.slices = 1;
+  t.streamed = true;
+  t.shared_bytes = streamed_shared_bytes(p);
+  const bool fits = p.state % 8 == 0 && t.tiles > 1 && p.cooperative && p.copies == 1 &&
+                    t.shared_bytes <= p.shared_memory_per_block && resident(p, t);
+  return fits ? t : Tiling{};
+}
+
 // The fragment instructions: ldmatrix from sm_75, the half-type mma's with float sums (bfloat16's
 // in particular) from sm_80; SequenceParams::tensor_cores is false below it.
 __device__ __forceinline__ unsigned shared_address(const void* p) {
@@ -632,6 +668,10 @@ cudaError_t launch_tensor_core_kernel(const BackwardParams& p, const Tiling& til
 // tensor_core_forward_<dtype>_held.cu.
 template <typename scalar_t>
 cudaError_t launch_tensor_core_held(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
+
+// The streamed forward (Tiling::streamed): in tensor_core_forward_<dtype>_streamed.cu.
+template <typename scalar_t>
+cudaError_t launch_streamed_forward(const ForwardParams& p, const Tiling& tiling, cudaStream_t stream);
 
 template <typename scalar_t, bool CLUSTER, typename Params>
 cudaError_t launch_tensor_core_rows(const Params& p, const Tiling& tiling, cudaStream_t stream) {

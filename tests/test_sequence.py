@@ -966,6 +966,109 @@ def test_tensor_cores_with_lengths(size, dtype, clusters, monkeypatch):
     assert_low_precision_lengths(size, dtype, "cuda")
 
 
+# (batch, features, state) for the streamed forward forced by LLTM_JIT_SEQUENCE_KERNEL=streamed: a
+# group of 64 rows and one of 6, a last tile of 8 columns and a last chunk of 16 (one k tile); 3
+# groups, the last of 2 rows, 7 tiles, the chunks of a state not a multiple of 64.
+STREAMED_SIZES = [(70, 9, 72), (130, 16, 200)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("size", STREAMED_SIZES, ids=lambda s: "x".join(map(str, s)))
+def test_streamed_forward_matches_the_reference(size, dtype, monkeypatch):
+    """The streamed forward (forced where other tilings fit too) with lengths, with and without an
+    initial state (assert_low_precision_lengths), the backward running on what it saved; without
+    a backward to follow it gives the same bits."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "streamed")
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    args = [a.to(dtype) for a in make_sequence(5, *size, device="cuda", seed=21)]
+    assert ran(cuda_kernels(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))),
+               "streamed_forward_kernel")
+    assert_low_precision_lengths(size, dtype, "cuda")
+    kept = torch.ops.lltm_jit.sequence_forward(*args, None)
+    with torch.no_grad():
+        alone = torch.ops.lltm_jit.sequence_forward(*args, None, False)
+    for a, b in zip(alone[:3], kept[:3]):
+        assert torch.equal(a, b)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("size", [TENSOR_CORE_SIZES[2], TENSOR_CORE_SIZES[4]], ids=lambda s: "x".join(map(str, s)))
+def test_streamed_forward_long_sequence(size, dtype, monkeypatch):
+    """Over 256 steps the streamed forward's errors against float64 (and the gradients' from what
+    it saved) are at most the eager loop's, as a mean over four seeds, at the sizes where
+    test_tensor_cores_long_sequence holds the other tensor-core kernels to it (at 130x16x200 in
+    bfloat16 their d_input and the streamed forward's alike are 1.02 times eager's: see
+    benchmarks/NOTES.md, "Session 42")."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "streamed")
+    monkeypatch.delenv("LLTM_JIT_TENSOR_CORES", raising=False)
+    rows = precision.summary((256, *size), dtype, range(4), "cuda")
+    for name, (ours, eager, _) in zip(NAMES, rows):
+        assert ours <= eager, name
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_streamed_forward_where_nothing_else_fits(dtype, monkeypatch):
+    """At batch 256 and state 1024 no other persistent tiling fits a GPU of 128 multiprocessors or
+    more (groups of at most 32 rows would outnumber them): the forward streams h (4 groups of 32
+    tiles) and the backward takes the per-step path; the op opcheck's, and torch.compile's
+    fullgraph gives its values. Its peak memory is at most the step path's, whose forward keeps a
+    float buffer of the pre-activations of 8 steps, forward alone and with the backward."""
+    if torch.cuda.get_device_properties(0).multi_processor_count < 128:
+        pytest.skip("the streamed tiling of 256 x 1024 needs 128 multiprocessors")
+    for name in ("LLTM_JIT_SEQUENCE_KERNEL", "LLTM_JIT_TENSOR_CORES", "LLTM_JIT_MULTIPROCESSORS"):
+        monkeypatch.delenv(name, raising=False)
+    args = [a.to(dtype).requires_grad_() for a in make_sequence(6, 256, 64, 1024, device="cuda", seed=22)]
+    output, _ = lltm_sequence(args[0], args[1], args[2], (args[3], args[4]))
+    names = cuda_kernels(lambda: torch.autograd.grad(output.sum(), args[:3])) | cuda_kernels(
+        lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
+    assert ran(names, "streamed_forward_kernel") and ran(names, "step_backward_kernel"), names
+    assert not ran(names, "step_forward_kernel") and not ran(names, "tensor_core_forward_kernel"), names
+    torch.library.opcheck(torch.ops.lltm_jit.sequence_forward.default, (*[a.detach() for a in args], None))
+
+    def fn(x, w, b, h0, c0):
+        output, (h_n, c_n) = lltm_sequence(x, w, b, (h0, c0))
+        return output.float().sum() + (h_n.float() * c_n.float()).sum()
+
+    compiled = torch.compile(fn, fullgraph=True)
+    for a, b in zip(torch.autograd.grad(compiled(*args), args), torch.autograd.grad(fn(*args), args), strict=True):
+        assert torch.equal(a, b)
+
+    def peak(kernel, grad):
+        monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", kernel)
+        run_once = lambda: (torch.autograd.grad(fn(*args), args) if grad else  # noqa: E731
+                            torch.ops.lltm_jit.sequence_forward(*[a.detach() for a in args], None, False))
+        run_once()  # warm: cuBLAS workspaces
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        run_once()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+
+    for grad in (False, True):
+        assert peak("streamed", grad) <= peak("step", grad), grad
+
+
+@requires_cuda
+def test_streamed_forward_falls_back_where_the_gpu_holds_too_few_blocks(monkeypatch):
+    """Planned for four times the GPU's multiprocessors, the streamed tiling of 32 groups of 7
+    tiles needs more resident blocks than the GPU holds: the forward takes the per-step path and
+    matches the reference."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "streamed")
+    monkeypatch.setenv("LLTM_JIT_MULTIPROCESSORS", str(4 * torch.cuda.get_device_properties(0).multi_processor_count))
+    args64 = make_sequence(3, 2048, 8, 200, device="cuda", seed=23)
+    args = [a.detach().to(torch.bfloat16).requires_grad_() for a in args64]
+    names = cuda_kernels(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
+    assert ran(names, "step_forward_kernel") and not ran(names, "streamed_forward_kernel"), names
+    exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
+    ours, eager = run(lltm_sequence, args), run(reference_lltm_sequence, args)
+    for name, a, b, e in zip(NAMES, ours, eager, exact):
+        assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-5, name
+
+
 @pytest.mark.parametrize("size", [(5, 8, 40), (12, 5, 33)], ids=lambda s: "x".join(map(str, s)))
 def test_cpu_bfloat16_with_lengths(size, monkeypatch):
     """Lengths in the CPU's bfloat16 recurrence (on AVX512-BF16 where the CPU has it), in row
