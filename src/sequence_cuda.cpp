@@ -65,7 +65,6 @@ cuda::SequenceParams planning_params(int64_t batch, int64_t state, bool paired) 
   p.shared_memory_per_block = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.cooperative = cuda::device_attribute(cudaDevAttrCooperativeLaunch) != 0;
   p.tensor_cores = cuda::device_attribute(cudaDevAttrComputeCapabilityMajor) >= 8 && tensor_cores_allowed();
-  p.streamed_first = env_is("LLTM_JIT_SEQUENCE_KERNEL", "streamed");
   cuda::plan_clusters(p, largest_cluster());
   return p;
 }
@@ -85,20 +84,31 @@ cuda::SequenceParams sequence_params(const Recurrence& r, const Tensor& weights,
   return p;
 }
 
-// LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit;
-// =streamed makes the half types' forward take the streamed kernel wherever it fits
-// (planning_params).
+// LLTM_JIT_SEQUENCE_KERNEL=step takes the per-step loop even where the persistent kernels fit.
 bool persistent_allowed() { return !env_is("LLTM_JIT_SEQUENCE_KERNEL", "step"); }
 
-// Whether a persistent kernel runs the call's direction. A paired call for which no tiling for two
-// exists (called alone, or at sizes sequences_at_once refuses) takes one launch's tiling rather
-// than the per-step path.
-bool use_persistent(cuda::SequenceParams& p, at::ScalarType dtype, bool forward) {
+// Whether the persistent kernels run the call: both directions' fit (a persistent forward beside
+// a per-step backward, or the reverse, was never measured against both per-step). A paired call
+// for which no tiling for two exists (called alone, or at sizes sequences_at_once refuses) takes
+// one launch's tiling rather than the per-step path.
+bool use_persistent(cuda::SequenceParams& p, at::ScalarType dtype) {
   if (!persistent_allowed()) return false;
-  if (cuda::direction_fits(p, kernel_dtype(dtype), forward)) return true;
+  if (cuda::persistent_fits(p, kernel_dtype(dtype))) return true;
   if (p.copies == 1) return false;
   p.copies = 1;
-  return cuda::direction_fits(p, kernel_dtype(dtype), forward);
+  return cuda::persistent_fits(p, kernel_dtype(dtype));
+}
+
+// Whether the forward runs persistent: as use_persistent, or on the streamed kernel (p.streamed),
+// which LLTM_JIT_SEQUENCE_KERNEL=streamed takes wherever it fits and the default where no pair of
+// persistent kernels does and streamed_by_default says so (the backward then runs per step).
+bool use_persistent_forward(cuda::SequenceParams& p, at::ScalarType dtype) {
+  if (!persistent_allowed()) return false;
+  const bool forced = env_is("LLTM_JIT_SEQUENCE_KERNEL", "streamed");
+  if (!forced && use_persistent(p, dtype)) return true;
+  p.copies = 1;
+  p.streamed = cuda::streamed_fits(p, kernel_dtype(dtype), /*by_default=*/!forced);
+  return p.streamed || (forced && use_persistent(p, dtype));
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
@@ -307,7 +317,7 @@ void cuda_forward(ForwardRecurrence& r) {
   // step kernel writes the pre-activations to gates for the backward.
   const auto math = at::toOpMathType(dtype);
   const bool in_gates = math == dtype;
-  const bool persistent = use_persistent(p, dtype, /*forward=*/true);
+  const bool persistent = use_persistent_forward(p, dtype);
   if (persistent || in_gates) project_input(r);
   if (persistent && run_persistent(p, r.gates)) return;
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
@@ -362,7 +372,7 @@ void cuda_backward(BackwardRecurrence& r) {
   p.d_h = r.d_h.data_ptr();
   p.d_c = r.d_c.data_ptr();
   const auto dtype = r.gates.scalar_type();
-  if (use_persistent(p, dtype, /*forward=*/false)) {
+  if (use_persistent(p, dtype)) {
     // The kernel sums the bias gradient as it goes: no pass over the gate gradients after it.
     if (r.d_bias.defined()) p.d_bias = r.d_bias.data_ptr();
     if (run_persistent(p, r.gates)) {

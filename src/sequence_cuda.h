@@ -27,8 +27,7 @@ struct SequenceParams {
   bool cooperative;        // the device runs cooperative launches (blocks that wait for each other)
   bool tensor_cores;       // the half types' persistent kernels may run on tensor cores (sm_80
                            // and later, and LLTM_JIT_TENSOR_CORES is not 0)
-  bool streamed_first;     // the half types' forward takes the streamed kernel wherever it fits, not
-                           // only where no other tiling does (LLTM_JIT_SEQUENCE_KERNEL=streamed)
+  bool streamed;           // the forward runs the streamed kernel (the host's choice: streamed_fits)
   int resident_clusters[kMaxCluster + 1];  // [n]: how many clusters of n blocks, a block a
                            // multiprocessor, the device holds at once (plan_clusters); 0 where the
                            // kernels may not run as clusters
@@ -71,11 +70,12 @@ void plan_clusters(SequenceParams& p, int largest);
 // tensor cores, or else on CUDA cores, for each direction, as tiled for p.copies launches); with
 // copies > 1, whether that many launches of each direction's kernel (sequences of the same sizes
 // on streams of their own) fit on the device together, every block on a multiprocessor of its own.
-bool persistent_fits(const SequenceParams& p, DType dtype, int copies);
+bool persistent_fits(const SequenceParams& p, DType dtype, int copies = 1);
 
-// Whether one direction's persistent kernel fits, alone (p.copies as planned): each direction
-// runs its persistent kernel where it fits and the per-step path where not.
-bool direction_fits(const SequenceParams& p, DType dtype, bool forward);
+// Whether the half types' streamed forward (p.streamed: tensor_core_streamed.cuh, the forward alone)
+// fits these sizes and dtype on the current device, one launch; with `by_default`, only where it
+// also runs unasked (streamed_by_default).
+bool streamed_fits(const SequenceParams& p, DType dtype, bool by_default);
 
 // The device memory a persistent launch of that direction needs beside the tensors (what its
 // blocks exchange where W_h is split over several, the groups' d_bias sums where there are

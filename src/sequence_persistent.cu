@@ -66,10 +66,8 @@ template <typename scalar_t>
 Choice choose(const SequenceParams& p, bool forward) {
   if constexpr (has_tensor_cores<scalar_t>) {
     if (p.tensor_cores) {
-      const Tiling streamed = forward ? streamed_tiling(p) : Tiling{};
-      if (p.streamed_first && streamed.rows > 0) return {streamed, true};
+      if (forward && p.streamed) return {streamed_tiling(p), true};
       if (const Tiling t = tensor_core_tiling(p, forward); t.rows > 0) return {t, true};
-      if (streamed.rows > 0) return {streamed, true};
     }
   }
   return {persistent_tiling<scalar_t>(p, forward), false};
@@ -146,9 +144,14 @@ bool persistent_fits(const SequenceParams& p, DType dtype, int copies) {
   return fits;
 }
 
-bool direction_fits(const SequenceParams& p, DType dtype, bool forward) {
+bool streamed_fits(const SequenceParams& p, DType dtype, bool by_default) {
   bool fits = false;
-  with_choice(p, dtype, forward, [&](auto, const Choice& c) { fits = c.tiling.rows > 0; });
+  dispatch(dtype, [&](auto tag) {
+    if constexpr (has_tensor_cores<decltype(tag)>) {
+      const Tiling t = p.tensor_cores ? streamed_tiling(p) : Tiling{};
+      fits = t.rows > 0 && (!by_default || streamed_by_default(p, t));
+    }
+  });
   return fits;
 }
 

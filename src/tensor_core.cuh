@@ -269,6 +269,16 @@ inline Tiling streamed_tiling(const SequenceParams& p) {
   return fits ? t : Tiling{};
 }
 
+// Where the streamed forward runs unasked: where no persistent pair of kernels fits (the caller's
+// test) and its blocks fill three quarters of the multiprocessors at a state of 1024 or more. It
+// was measured at 256 x 1024 on an H100 (128 blocks: 0.92 of the per-step path's forward) and at
+// 128 x 1024 (64 blocks: 1.10, a step as long with half the rows); other sizes are not measured
+// (benchmarks/NOTES.md, "Session 42").
+inline bool streamed_by_default(const SequenceParams& p, const Tiling& t) {
+  const int64_t blocks = ceil_div(p.batch, t.rows) * t.tiles;
+  return 4 * blocks >= 3 * int64_t{p.multiprocessors} && p.state >= 1024;
+}
+
 // The fragment instructions: ldmatrix from sm_75, the half-type mma's with float sums (bfloat16's
 // in particular) from sm_80; SequenceParams::tensor_cores is false below it.
 __device__ __forceinline__ unsigned shared_address(const void* p) {
