@@ -77,6 +77,15 @@ def assert_matches(args, tolerance=1e-10, **kwargs):
     return ours
 
 
+def assert_no_worse_than_eager(args):
+    """Every output and gradient of ours in args' (low) precision is at most twice the eager
+    loop's error in the same precision, against float64."""
+    exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
+    ours, eager = run(lltm_sequence, args), run(reference_lltm_sequence, args)
+    for name, a, b, e in zip(NAMES, ours, eager, exact):
+        assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-5, name
+
+
 SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (5, 2, 3, 33), (6, 1, 7, 40), (9, 7, 13, 45), (4, 5, 17, 128), (3, 4, 6, 130)]
 
 
@@ -841,10 +850,7 @@ def test_persistent_kernels_fall_back_where_the_gpu_holds_too_few_blocks(size, d
     for direction in ("forward", "backward"):
         assert ran(names, f"step_{direction}_kernel") == split, names
         assert (ran(names, f"persistent_{direction}_kernel") or ran(names, f"tensor_core_{direction}_kernel")) != split
-    exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
-    ours, eager = run(lltm_sequence, args), run(reference_lltm_sequence, args)
-    for name, a, b, e in zip(NAMES, ours, eager, exact):
-        assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-5, name
+    assert_no_worse_than_eager(args)
 
 
 # The tensor-core paths whose drift over long sequences is held to eager's, with their sizes: the
@@ -1063,10 +1069,7 @@ def test_streamed_forward_falls_back_where_the_gpu_holds_too_few_blocks(monkeypa
     args = [a.detach().to(torch.bfloat16).requires_grad_() for a in args64]
     names = cuda_kernels(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
     assert ran(names, "step_forward_kernel") and not ran(names, "streamed_forward_kernel"), names
-    exact = run(reference_lltm_sequence, [a.detach().double().requires_grad_() for a in args])
-    ours, eager = run(lltm_sequence, args), run(reference_lltm_sequence, args)
-    for name, a, b, e in zip(NAMES, ours, eager, exact):
-        assert rel_err(a, e) <= 2 * rel_err(b, e) + 1e-5, name
+    assert_no_worse_than_eager(args)
 
 
 @pytest.mark.parametrize("size", [(5, 8, 40), (12, 5, 33)], ids=lambda s: "x".join(map(str, s)))
