@@ -106,9 +106,12 @@ bool use_persistent_forward(cuda::SequenceParams& p, at::ScalarType dtype) {
   if (!persistent_allowed()) return false;
   const bool forced = env_is("LLTM_JIT_SEQUENCE_KERNEL", "streamed");
   if (!forced && use_persistent(p, dtype)) return true;
-  p.copies = 1;
+  const int copies = p.copies;
+  p.copies = 1;  // a streamed launch fills the device: those of a pair run one after the other
   p.streamed = cuda::streamed_fits(p, kernel_dtype(dtype), /*by_default=*/!forced);
-  return p.streamed || (forced && use_persistent(p, dtype));
+  if (p.streamed) return true;
+  p.copies = copies;  // forced where the streamed kernel does not fit: the pair's tiling, as unforced
+  return forced && use_persistent(p, dtype);
 }
 
 // One launch of the persistent kernel of a direction, with the workspace it needs (freed after it
@@ -314,7 +317,10 @@ void cuda_forward(ForwardRecurrence& r) {
   // gates[t] to the step's product h W_h^T. The half types sum in a float buffer of a period's
   // steps, which one product fills with their input projection (the whole sequence's would double
   // the forward's memory) and each step's product adds to, the step kernel adding the bias. The
-  // step kernel writes the pre-activations to gates for the backward.
+  // step kernel writes the pre-activations to gates for the backward. The persistent kernels
+  // read every step's projection, bias included, from gates in the storage type: a float copy
+  // would take twice the saved pre-activations' memory, and their half-type gradients over long
+  // sequences drift further from the exact ones for it (benchmarks/NOTES.md, "Session 44").
   const auto math = at::toOpMathType(dtype);
   const bool in_gates = math == dtype;
   const bool persistent = use_persistent_forward(p, dtype);

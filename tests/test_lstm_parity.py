@@ -203,6 +203,10 @@ def test_directions_at_once_take_the_tiling_for_two(monkeypatch):
     for direction in ("forward", "backward"):
         assert ran(kernels, f"persistent_{direction}_kernel<float, 16>"), direction
     assert len(persistent_forward_streams(step)) == 2
+    # Forcing the streamed forward, which float32 has not, leaves the pair's tiling.
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "streamed")
+    assert ran(cuda_kernels(step), "persistent_forward_kernel<float, 16>")
+    monkeypatch.delenv("LLTM_JIT_SEQUENCE_KERNEL")
     reference = module.to("cpu", torch.float64)
     x64, h64, c64 = (t.detach().cpu().double().requires_grad_() for t in (x, h0, c0))
     packed = pack_padded_sequence(x64, lengths, enforce_sorted=False)
