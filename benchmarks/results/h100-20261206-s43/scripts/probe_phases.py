@@ -15,9 +15,11 @@ rep("  for (int64_t t = 0; t < p.time; ++t) {\n    if (t > 0) wait_for(arrivals,
     "  long long c_wait = 0, c_product = 0, c_epi = 0, c_tail = 0, k0, k1;\n"
     "  for (int64_t t = 0; t < p.time; ++t) {\n    k0 = clock64();\n    if (t > 0) wait_for(arrivals, static_cast<int>(t) * tiling.tiles);\n"
     "    k1 = clock64(); c_wait += k1 - k0; k0 = k1;\n")
-# the product ends where the sums' exchange begins (two halves' or, in quarters2.patch, four quarters')
-after = ("    __syncthreads();  // every warp is done with the stages, which the handed sums overwrite\n"
-         if "which the handed sums overwrite" in s else "    // The four k quarters' sums meet")
+# the product ends where the sums' exchange begins (two halves' or, in quarters2.patch, four
+# quarters'), or in session 44's wgmma-n48.patch, which exchanges none, where the sums are read
+anchors = ["    __syncthreads();  // every warp is done with the stages, which the handed sums overwrite\n",
+           "    // The four k quarters' sums meet", "    // Gate g's N tiles are 2 g and 2 g + 1"]
+after = next(a for a in anchors if a in s)
 rep(after, "    k1 = clock64(); c_product += k1 - k0; k0 = k1;\n" + after)
 rep("    if (t + 1 < p.time) arrive(arrivals);\n", "    if (t + 1 < p.time) arrive(arrivals);\n    k1 = clock64(); c_epi += k1 - k0; k0 = k1;\n")
 rep("    if (t + 1 < p.time) load_projection(t + 1);\n  }\n",
