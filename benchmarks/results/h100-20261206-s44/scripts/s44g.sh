@@ -41,5 +41,10 @@ for v in main rs n48; do
   echo "== $v" >> $OUT/g-probe.txt
   (cd /tmp/probe-$v && PYTHONPATH=/tmp/probe-$v LLTM_JIT_CACHE_DIR=/tmp/cache-probe-$v timeout 60 \
     python3 $S23/one_forward.py 256 512 1024 bfloat16 64) 2>&1 | grep probe >> $OUT/g-probe.txt
+  # Half the groups, half the L2 reads of h a step (forced: the default takes the per-step path
+  # there): a product phase much shorter than at 256 rows says h's L2 reads bound it.
+  echo "== $v at 128x512x1024 (streamed forced)" >> $OUT/g-probe.txt
+  (cd /tmp/probe-$v && PYTHONPATH=/tmp/probe-$v LLTM_JIT_CACHE_DIR=/tmp/cache-probe-$v LLTM_JIT_SEQUENCE_KERNEL=streamed \
+    timeout 60 python3 $S23/one_forward.py 128 512 1024 bfloat16 64) 2>&1 | grep probe >> $OUT/g-probe.txt
 done
 cat $OUT/g-probe.txt
