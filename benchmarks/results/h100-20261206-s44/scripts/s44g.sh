@@ -19,22 +19,27 @@ for v in rs n48; do
   rm -rf /tmp/$v && mkdir /tmp/$v && cp -r lltm_jit src tests benchmarks bench.py pyproject.toml /tmp/$v/
   (cd /tmp/$v && patch -s -p1 < $HERE/wgmma-$v.patch) || exit 1
 done
+# A variant goes on only where its check ran and every streamed error is below 1e-2 (8 lines:
+# 4 sizes x 2 dtypes), so that a kernel that hangs or is wrong costs no more of the call.
+ok() { python3 -c "import sys,re; ls=[l for l in open(sys.argv[1]) if 'streamed:' in l]; \
+e=[float(x) for l in ls for x in re.findall(r'streamed: (\S+) (\S+) (\S+)', l)[0]]; sys.exit(0 if len(ls)==8 and max(e)<1e-2 else 1)" $1; }
+GOOD=""
 for v in rs n48; do
-  echo "== $v" >> $OUT/g-check.txt
-  (cd /tmp/$v && PYTHONPATH=/tmp/$v LLTM_JIT_CACHE_DIR=/tmp/cache-$v timeout 90 python3 $S42/check_streamed.py) >> $OUT/g-check.txt 2>&1
-  echo "check $v rc=$?"
+  (cd /tmp/$v && PYTHONPATH=/tmp/$v LLTM_JIT_CACHE_DIR=/tmp/cache-$v timeout 90 python3 $S42/check_streamed.py) > $OUT/g-check-$v.txt 2>&1
+  rc=$?; ok $OUT/g-check-$v.txt && GOOD="$GOOD $v"
+  echo "check $v rc=$rc"; grep -v Warn $OUT/g-check-$v.txt | grep x | cut -c1-120
 done
-grep -v Warn $OUT/g-check.txt | grep -E "x|==" | cut -c1-120
-for v in rs n48; do
+echo "correct:$GOOD"; [ -n "$GOOD" ] || exit 1
+for v in $GOOD; do
   (cd /tmp/$v && PYTHONPATH=/tmp/$v LLTM_JIT_CACHE_DIR=/tmp/cache-$v timeout 170 python3 -m pytest tests/test_sequence.py \
     -q -n 7 -p no:cacheprovider -k "streamed or long_sequence or peak_memory") > $OUT/g-tests-$v.txt 2>&1 &
 done
 wait
-for v in rs n48; do echo "tests $v:"; grep -E "^(FAILED|ERROR)|passed|failed" $OUT/g-tests-$v.txt; done
-PYTHONPATH=$ROOT timeout 200 python3 -m benchmarks.ab --base /tmp/rs --base /tmp/n48 --rounds 2 \
+for v in $GOOD; do echo "tests $v:"; grep -E "^(FAILED|ERROR)|passed|failed" $OUT/g-tests-$v.txt; done
+PYTHONPATH=$ROOT timeout 200 python3 -m benchmarks.ab $(for v in $GOOD; do echo --base /tmp/$v; done) --rounds 2 \
   --sizes 256x512x1024:bfloat16,256x512x1024:float16 > $OUT/g-ab.txt 2>&1
 echo "ab rc=$?"; sed -n '/^size/,$p' $OUT/g-ab.txt
-for v in main rs n48; do
+for v in main $GOOD; do
   src=$ROOT; [ $v = main ] || src=/tmp/$v
   rm -rf /tmp/probe-$v && mkdir /tmp/probe-$v && cp -r $src/lltm_jit $src/src /tmp/probe-$v/
   (cd /tmp/probe-$v && python3 $S43/probe_phases.py src/tensor_core_streamed.cuh) || continue
