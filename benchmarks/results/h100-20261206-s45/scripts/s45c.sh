@@ -12,6 +12,10 @@ ROOT=$PWD; HERE=$ROOT/benchmarks/results/h100-20261206-s45/scripts
 S42=$ROOT/benchmarks/results/h100-20261206-s42/scripts; S43=$ROOT/benchmarks/results/h100-20261206-s43/scripts
 S23=$ROOT/benchmarks/results/h200-20261203-s23/scripts
 bash benchmarks/device_env.sh > $OUT/c-env.txt 2>&1; head -2 $OUT/c-env.txt
+# wgmma's own rate, unswizzled and swizzled (wgmma_rate.cu, ~20 s): where the swizzled reads run at
+# ~48 cycles a wgmma and the unswizzled at ~190, the layout is the answer, whatever rs2s gives
+nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o /tmp/wgmma_rate $HERE/wgmma_rate.cu && timeout 60 /tmp/wgmma_rate > $OUT/c-wgmma-rate.txt 2>&1
+echo "wgmma_rate rc=$?"; cat $OUT/c-wgmma-rate.txt
 rm -rf /tmp/rs2s && mkdir /tmp/rs2s && cp -r lltm_jit src tests benchmarks bench.py pyproject.toml /tmp/rs2s/
 (cd /tmp/rs2s && patch -s -p1 < $HERE/wgmma-rs2s.patch) || exit 1
 # the probe trees build while the check runs
