@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 46, call a: session 45's call c (s45c.sh: wgmma's own rate, and rs2s, the RS wgmma
-# product with W's tile 128-byte swizzled) and mbar (mbar.patch, branch issue21-streamed-mbar:
+# Session 46, call a: what session 45 prepared as its call c and never ran (wgmma's own rate, and
+# rs2s, the RS wgmma product with W's tile 128-byte swizzled) and mbar (mbar.patch, branch issue21-streamed-mbar:
 # main's mma.sync product with a full and an empty mbarrier a stage instead of a block barrier a
 # chunk), both against main at 256x512x1024 in bf16 and fp16. Predicted: rs2s's product 4-6k
 # cycles a step and its forward ~500-550 us if the unswizzled layout held rs2 back, ~12k if not;
@@ -40,24 +40,24 @@ done
 [ ${#bases[@]} -gt 0 ] || exit 1
 PYTHONPATH=$ROOT timeout 240 python3 -m benchmarks.ab "${bases[@]}" --rounds $rounds --sizes $sizes > $OUT/a-ab.txt 2>&1
 echo "ab rc=$? (labels: ${bases[*]} in order, then new: main)"; sed -n '/^size/,$p' $OUT/a-ab.txt
-# rs2s's phases after the timings: the quicker answer comes first where the call runs out of time
 [ $QUICK = 1 ] && exit 0
+# rs2s's phases after the timings: the quicker answer comes first where the call runs out of time
 if grep -q "rs2s" <<< "${bases[*]:-}"; then
   (cd /tmp/probe-rs2s && PYTHONPATH=/tmp/probe-rs2s LLTM_JIT_CACHE_DIR=/tmp/cache-probe-rs2s timeout 60 \
     python3 $S23/one_forward.py 256 512 1024 bfloat16 64) 2>&1 | grep probe > $OUT/a-probe.txt
   echo "== rs2s probe"; sed 's/per step cycles: //' $OUT/a-probe.txt
 fi
 # the tests of each variant whose bf16 forward is under main's
+# (ab's last columns: each label's least over base0's, for the labels after base0, main last)
 python3 - $OUT/a-ab.txt ${bases[@]} > /tmp/winners <<'PY'
 import sys
 names = [b.split("/")[-1] for b in sys.argv[2:] if b != "--base"]
 for line in open(sys.argv[1]):
     parts = line.split()
     if parts[:2] == ["256x512x1024:bfloat16", "fwd"]:
-        cells = [float(x) for x in parts[2:2 + 2 * (len(names) + 1)]]  # two rounds a label
-        least = [min(cells[2 * i:2 * i + 2]) for i in range(len(names) + 1)]
-        for name, value in zip(names, least):
-            print(f"{name} {value / least[-1]:.3f}")
+        *over_first, main = [1.0] + [float(x) for x in parts[-len(names):]]
+        for name, ratio in zip(names, over_first):
+            print(f"{name} {ratio / main:.3f}")
 PY
 cat /tmp/winners
 for v in $(awk '$2 < 1 {print $1}' /tmp/winners); do
