@@ -12,5 +12,6 @@ bash benchmarks/device_env.sh > $OUT/b-env.txt 2>&1; head -2 $OUT/b-env.txt
 nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o /tmp/wgmma_chunks $HERE/wgmma_chunks.cu \
   && timeout 60 /tmp/wgmma_chunks > $OUT/b-wgmma-chunks.txt 2>&1
 echo "wgmma_chunks rc=$?"; cat $OUT/b-wgmma-chunks.txt
-bash $HERE/s47c.sh
+# SKIP_SS=1 (a call with ~4 minutes of device time): wgmma_chunks and s47d.sh alone
+[ "${SKIP_SS:-0}" = 1 ] || bash $HERE/s47c.sh
 bash $HERE/s47d.sh
