@@ -11,10 +11,9 @@ ROOT=$PWD; HERE=$ROOT/benchmarks/results/h100-20261207-s47/scripts; S42=$ROOT/be
 rm -rf /tmp/ss && mkdir /tmp/ss && cp -r lltm_jit src tests benchmarks bench.py pyproject.toml /tmp/ss/
 (cd /tmp/ss && patch -s -p1 < $HERE/wgmma-ss.patch) || exit 1
 (cd /tmp/ss && PYTHONPATH=/tmp/ss LLTM_JIT_CACHE_DIR=/tmp/cache-ss timeout 200 python3 $S42/check_streamed.py > $OUT/c-check-ss.txt 2>&1)
+checked=$?
 echo "== check ss"; grep -v Warn $OUT/c-check-ss.txt | grep x | cut -c1-120
-python3 -c "import sys,re; ls=[l for l in open(sys.argv[1]) if 'streamed:' in l]; \
-e=[float(x) for l in ls for x in re.findall(r'streamed: (\S+) (\S+) (\S+)', l)[0]]; sys.exit(0 if len(ls)==8 and max(e)<1e-2 else 1)" \
-  $OUT/c-check-ss.txt || { echo "ss failed its check"; exit 1; }
+[ $checked = 0 ] || { echo "ss failed its check"; exit 1; }
 PYTHONPATH=$ROOT timeout 200 python3 -m benchmarks.ab --base /tmp/ss --rounds 2 \
   --sizes 256x512x1024:bfloat16,256x512x1024:float16 > $OUT/c-ab.txt 2>&1
 echo "ab rc=$? (base: ss, new: main)"; sed -n '/^size/,$p' $OUT/c-ab.txt
