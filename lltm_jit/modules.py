@@ -392,16 +392,22 @@ def _fork(side):
     return event
 
 
-@contextlib.contextmanager
+_HERE = contextlib.nullcontext()
+
+
 def _on(side, fork, *read_there):
     """Work issued inside runs on `side`, after `fork`, and autograd runs its backward there too;
     on the current stream where `side` is None. The caching allocator keeps the CUDA tensors of
     `read_there` (made on the current stream) until `side`'s uses of them are done: autograd frees
     what the backward saved once its kernels are queued, and the current stream may by then be
-    running the other direction's backward, whose allocations would take that memory."""
-    if side is None:
-        yield
-        return
+    running the other direction's backward, whose allocations would take that memory. Without a
+    side stream, a shared null context: a generator's context manager made at each call costs
+    host time that a small sequence's call feels (benchmarks/NOTES.md, "Session 48")."""
+    return _HERE if side is None else _on_side(side, fork, read_there)
+
+
+@contextlib.contextmanager
+def _on_side(side, fork, read_there):
     for t in read_there:
         if isinstance(t, torch.Tensor) and t.is_cuda:
             t.record_stream(side)
