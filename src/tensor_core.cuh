@@ -239,19 +239,19 @@ constexpr int kStreamRows = 64;
 constexpr int kStreamWidth = 32;
 constexpr int kStreamWarps = 8;
 constexpr int kStreamChunk = 64;  // columns of h a stage holds: 4 k tiles
-constexpr int kStreamStages = 3;
-constexpr int kStreamStageLd = kStreamChunk + 8;  // 144 bytes a row: ldmatrix's 8 rows hit distinct banks
-constexpr int kStreamStageElements = kStreamRows * kStreamStageLd;
-// What a warp hands its partner: 3 gates x 2 N tiles x 4 elements of one M tile, a float a lane each
+constexpr int kStreamStages = 4;
+constexpr int kStreamStageBytes = 2 * kStreamRows * kStreamChunk;
+// What a warp hands its partner: 3 gates x 2 N tiles x 4 elements, a float a lane each
 constexpr int kStreamHanded = 24;
-static_assert(kStreamWarps * kStreamHanded * 32 * 4 <= kStreamStages * kStreamStageElements * 2,
+static_assert(kStreamWarps * kStreamHanded * 32 * 4 <= kStreamStages * kStreamStageBytes,
               "the partner's sums fit over the stages");
 
-// Shared memory: the tile's W_h (3 W rows of the padded state, tensor_core.cuh's row stride), then
-// the stages.
+// The state padded to whole chunks, and the shared memory: the tile's W_h (3 W rows of the padded
+// state), then the stages.
+LLTM_HD int64_t streamed_state_padded(int64_t state) { return round_up(state, 2 * kStreamChunk); }
+
 inline size_t streamed_shared_bytes(const SequenceParams& p) {
-  const int64_t ld = tensor_operand_ld(tensor_state_padded(p.state));
-  return 2 * (3 * kStreamWidth * ld + kStreamStages * kStreamStageElements);
+  return 2 * 3 * kStreamWidth * streamed_state_padded(p.state) + kStreamStages * kStreamStageBytes;
 }
 
 // The streamed tiling, where it fits: states of whole 16-byte rows (the copies' unit) past one

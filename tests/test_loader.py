@@ -179,6 +179,12 @@ def test_arch_list_parsing(monkeypatch):
     for off in ("0", "false", "Off", "no"):
         monkeypatch.setenv("LLTM_JIT_CUDA", off)
         assert jit.cuda_archs() == (), off
+    # Without the list, the machine's GPUs: Hopper's with its own instructions (sm_90a's wgmma)
+    monkeypatch.delenv("LLTM_JIT_CUDA")
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(jit.env, "_nvml_gpu_archs", lambda: ("8.0", "9.0"))
+    assert jit.cuda_archs() == ("8.0", "9.0a")
 
 
 def test_a_relative_cache_dir_is_resolved_once(tmp_path, monkeypatch):

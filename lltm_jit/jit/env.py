@@ -122,7 +122,9 @@ def cuda_archs() -> tuple[str, ...]:
     CPU-only when torch has no CUDA, ``LLTM_JIT_CUDA=0``, or no GPU is found (and
     ``TORCH_CUDA_ARCH_LIST`` is unset). Otherwise ``TORCH_CUDA_ARCH_LIST`` if set, else the
     architectures of the machine's GPUs as NVML lists them (all of them: NVML does not apply
-    CUDA_VISIBLE_DEVICES): exact machine code for them, no PTX to JIT at start.
+    CUDA_VISIBLE_DEVICES): exact machine code for them, no PTX to JIT at start. Hopper's (9.0)
+    is built as 9.0a, whose code alone has wgmma (the streamed forward's product); machine
+    code for the GPU at hand loses nothing by it.
     """
     if torch.version.cuda is None or env_off("LLTM_JIT_CUDA"):
         return ()
@@ -136,7 +138,7 @@ def cuda_archs() -> tuple[str, ...]:
             "{}.{}".format(*torch.cuda.get_device_capability(i))
             for i in range(torch.cuda.device_count())
         }))
-    return archs
+    return tuple("9.0a" if arch == "9.0" else arch for arch in archs)
 
 
 # ---------------------------------------------------------------------------------------------
