@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -136,21 +138,80 @@ Tensor device_lengths(const Recurrence& r, const Tensor& like) {
   return r.lengths.defined() ? r.lengths.pin_memory().to(like.device(), /*non_blocking=*/true) : Tensor();
 }
 
-// out = a b^T, or out += a b^T where `accumulate`, row-major, for a (m, k) and b (n, k) of the
-// step's dtype, a with unit column stride, b with unit stride in either dimension, and out (m, n)
-// contiguous, of that dtype or its opmath type: cuBLAS where it is loaded, else ATen (in out's
-// dtype). The column-major call computes out^T (n x m) = b (n x k) a^T (k x m).
+// How cuBLAS reads a matrix (rows x columns) in place: row-major (unit column stride) or
+// column-major, with its leading dimension. A dimension of size 1 leaves its stride free, which
+// then need not be one cuBLAS accepts (at least the other dimension's size): any such works.
+struct Layout {
+  bool rows;
+  int64_t ld;
+};
+
+std::optional<Layout> layout(const Tensor& t) {
+  const int64_t m = t.size(0), n = t.size(1);
+  if ((n == 1 || t.stride(1) == 1) && (m == 1 || t.stride(0) >= n)) return Layout{true, m == 1 ? n : t.stride(0)};
+  if ((m == 1 || t.stride(0) == 1) && (n == 1 || t.stride(1) >= m)) return Layout{false, n == 1 ? m : t.stride(1)};
+  return std::nullopt;
+}
+
+// t, or a contiguous copy where cuBLAS cannot read it in place (product's operands).
+Tensor in_place_or_copy(const Tensor& t) { return layout(t) ? t : t.contiguous(); }
+
+// out = a b^T, or out += a b^T where `accumulate`, for a (m, k) and b (n, k) of one dtype that
+// cuBLAS reads in place (in_place_or_copy; a transposed view is read as it is), and out (m, n)
+// row-major, of that dtype or its opmath type: cuBLAS where it is loaded, else ATen (in out's
+// dtype). The column-major call computes out^T (n x m) = b (n x k) a^T (k x m), a row-major
+// operand's column-major memory holding its transpose.
 void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
-  if (!cublas::available()) {
+  const std::optional<Layout> la = layout(a), lb = layout(b), lc = layout(out);
+  TORCH_INTERNAL_ASSERT(la && lb && lc && lc->rows, "lltm_jit: a product's operands are not in cuBLAS's layouts");
+  // cuBLAS takes int sizes and leading dimensions; past them, ATen's product (which takes int64)
+  constexpr int64_t most = std::numeric_limits<int>::max();
+  const bool fits = std::max({a.size(0), a.size(1), b.size(0), la->ld, lb->ld, lc->ld}) <= most;
+  if (!cublas::available() || !fits) {
     const Tensor a_out = a.to(out.scalar_type()), b_out = b.to(out.scalar_type()).t();
     Tensor result = out;
     accumulate ? result.addmm_(a_out, b_out) : aten::mm_out(result, a_out, b_out);
     return;
   }
-  const bool b_rows = b.stride(1) == 1;  // b row-major: column-major memory holds b^T
-  cublas::gemm(a.scalar_type(), out.scalar_type(), b_rows ? cublas::T : cublas::N, cublas::N, b.size(0), a.size(0),
-               a.size(1), b.const_data_ptr(), b.stride(b_rows ? 0 : 1), a.const_data_ptr(), a.stride(0),
-               out.data_ptr(), out.stride(0), accumulate);
+  cublas::gemm(a.scalar_type(), out.scalar_type(), lb->rows ? cublas::T : cublas::N, la->rows ? cublas::N : cublas::T,
+               b.size(0), a.size(0), a.size(1), b.const_data_ptr(), lb->ld, a.const_data_ptr(), la->ld, out.data_ptr(),
+               lc->ld, accumulate);
+}
+
+// The products after the recurrence (sequence.h's SequenceProducts) through `product`: cuBLAS
+// called directly costs the host a fraction of ATen's dispatch, which bounds small sequences'
+// backward (benchmarks/NOTES.md, "Session 27"). The same products as aten_sequence_products.
+std::pair<Tensor, Tensor> cuda_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
+                                                 const Tensor& weights, const Tensor& h0, const Tensor& output,
+                                                 bool want_input, bool want_weights) {
+  const int64_t S = s.state, F = s.features, rows = s.time * s.batch;
+  if (!cublas::available() || rows == 0) {  // cuBLAS leaves a product over k = 0 undefined
+    return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
+  }
+  // The backward operator runs on whichever device is current (the dispatcher sets none), and
+  // torch's cuBLAS handle is the current device's, on its current stream.
+  const c10::cuda::CUDAGuard guard(d_gates.device());
+  Tensor d_input, d_weights;
+  if (want_input) {  // d_gates W_x
+    d_input = input.new_empty({s.time, s.batch, F});
+    product(d_input.view({rows, F}), d_gates, in_place_or_copy(weights.narrow(1, S, F)).t(), /*accumulate=*/false);
+  }
+  if (want_weights) {  // d_gates^T [h before each step, input]
+    d_weights = d_gates.new_empty({3 * S, S + F});
+    const Tensor d_w_h = d_weights.narrow(1, 0, S);
+    product(d_weights.narrow(1, S, F), d_gates.t(), in_place_or_copy(input.reshape({rows, F})).t(), /*accumulate=*/false);
+    // h before step t is h0 for t = 0 and output[t - 1] after (see sequence_weights_gradient).
+    const bool from_h0 = h0.defined();
+    if (from_h0) product(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0.t(), /*accumulate=*/false);
+    if (s.time > 1) {
+      const int64_t later = (s.time - 1) * s.batch;
+      product(d_w_h, d_gates.narrow(0, s.batch, later).t(), output.narrow(0, 0, s.time - 1).reshape({later, S}).t(),
+              /*accumulate=*/from_h0);
+    } else if (!from_h0) {
+      d_w_h.zero_();
+    }
+  }
+  return {d_input, d_weights};
 }
 
 // LLTM_JIT_STEP_GRAPHS=0 launches the step path's steps one by one rather than as a CUDA graph.
@@ -432,8 +493,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> cuda::sequence_backward(
     const Tensor& input, const Tensor& weights, const OptionalTensor& h0, const OptionalTensor& c0,
     const OptionalTensor& lengths, const Tensor& output, const Tensor& gates, const Tensor& cells,
     std::array<bool, 3> output_mask, bool paired) {
-  return lltm::sequence_backward<cuda_backward>(grad_output, grad_h_n, grad_c_n, input, weights, h0, c0, lengths,
-                                                output, gates, cells, output_mask, paired);
+  return lltm::sequence_backward<cuda_backward, cuda_sequence_products>(grad_output, grad_h_n, grad_c_n, input, weights,
+                                                                        h0, c0, lengths, output, gates, cells,
+                                                                        output_mask, paired);
 }
 
 }  // namespace lltm

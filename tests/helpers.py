@@ -194,3 +194,10 @@ def cpu_products_are_own(device):
     AVX-512, unless LLTM_JIT_CPU_RECURRENCE lowers the choice below it."""
     lowered = os.environ.get("LLTM_JIT_CPU_RECURRENCE", "") not in ("", "amx", "avx512")
     return device == "cpu" and not lowered and cpu_recurrence() == "avx512"
+
+
+def sequence_products_are_own(device):
+    """Whether the sequence's products after its recurrence (d_input, d_weights) run outside ATen,
+    where the profiler counts no aten::mm: the CPU's as cpu_products_are_own says, CUDA's always
+    (cuBLAS called directly, which torch's CUDA build has loaded)."""
+    return device == "cuda" or cpu_products_are_own(device)
