@@ -156,21 +156,31 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> sequence_forward(const Tensor
   return {r.output, r.h_n, r.c_n, input.new_empty({0}), input.new_empty({0})};
 }
 
+// out = a b, or out += a b where `accumulate`: how sequence_weights_gradient runs its products.
+using ProductInto = void (*)(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate);
+
+inline void aten_product_into(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
+  Tensor result = out;
+  accumulate ? result.addmm_(a, b) : aten::mm_out(result, a, b);
+}
+
 // d_weights from the gate gradients of every step (time * batch, 3 * state): against the input
-// for W_x, against h before each step for W_h (h0 undefined: zeros).
-inline Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
-                                        const Tensor& h0, const Tensor& output) {
+// for W_x, against h before each step for W_h (h0 undefined: zeros); ATen's products unless a
+// backend passes its own.
+template <ProductInto product_into = aten_product_into>
+Tensor sequence_weights_gradient(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input, const Tensor& h0,
+                                 const Tensor& output) {
   Tensor d_weights = d_gates.new_empty({3 * s.state, s.state + s.features});
   Tensor d_w_h = d_weights.narrow(1, 0, s.state), d_w_input = d_weights.narrow(1, s.state, s.features);
-  aten::mm_out(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}));
+  product_into(d_w_input, d_gates.t(), input.reshape({s.time * s.batch, s.features}), /*accumulate=*/false);
   // h before step t is h0 for t = 0 and output[t - 1] after: wherever a step ran, the step before
   // it ran too, and where it did not the gate gradients are zero.
   const bool from_h0 = h0.defined() && s.time > 0;
-  if (from_h0) aten::mm_out(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0);
+  if (from_h0) product_into(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0, /*accumulate=*/false);
   if (s.time > 1) {
     const Tensor d_later = d_gates.narrow(0, s.batch, (s.time - 1) * s.batch).t();
     const Tensor h_later = output.narrow(0, 0, s.time - 1).reshape({(s.time - 1) * s.batch, s.state});
-    from_h0 ? d_w_h.addmm_(d_later, h_later) : aten::mm_out(d_w_h, d_later, h_later);
+    product_into(d_w_h, d_later, h_later, /*accumulate=*/from_h0);
   } else if (!from_h0) {
     d_w_h.zero_();
   }

@@ -178,13 +178,19 @@ void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulat
                lc->ld, accumulate);
 }
 
+// out = a b, or out += a b where `accumulate`, through `product` (sequence.h's ProductInto), each
+// operand read in place where cuBLAS can.
+void cuda_product_into(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
+  product(out, in_place_or_copy(a), in_place_or_copy(b).t(), accumulate);
+}
+
 // The products after the recurrence (sequence.h's SequenceProducts) through `product`: cuBLAS
 // called directly costs the host a fraction of ATen's dispatch, which bounds small sequences'
 // backward (benchmarks/NOTES.md, "Session 27"). The same products as aten_sequence_products.
 std::pair<Tensor, Tensor> cuda_sequence_products(const SequenceSizes& s, const Tensor& d_gates, const Tensor& input,
                                                  const Tensor& weights, const Tensor& h0, const Tensor& output,
                                                  bool want_input, bool want_weights) {
-  const int64_t S = s.state, F = s.features, rows = s.time * s.batch;
+  const int64_t rows = s.time * s.batch;
   if (!cublas::available() || rows == 0) {  // cuBLAS leaves a product over k = 0 undefined
     return aten_sequence_products(s, d_gates, input, weights, h0, output, want_input, want_weights);
   }
@@ -193,24 +199,11 @@ std::pair<Tensor, Tensor> cuda_sequence_products(const SequenceSizes& s, const T
   const c10::cuda::CUDAGuard guard(d_gates.device());
   Tensor d_input, d_weights;
   if (want_input) {  // d_gates W_x
-    d_input = input.new_empty({s.time, s.batch, F});
-    product(d_input.view({rows, F}), d_gates, in_place_or_copy(weights.narrow(1, S, F)).t(), /*accumulate=*/false);
+    d_input = input.new_empty({s.time, s.batch, s.features});
+    cuda_product_into(d_input.view({rows, s.features}), d_gates, weights.narrow(1, s.state, s.features),
+                      /*accumulate=*/false);
   }
-  if (want_weights) {  // d_gates^T [h before each step, input]
-    d_weights = d_gates.new_empty({3 * S, S + F});
-    const Tensor d_w_h = d_weights.narrow(1, 0, S);
-    product(d_weights.narrow(1, S, F), d_gates.t(), in_place_or_copy(input.reshape({rows, F})).t(), /*accumulate=*/false);
-    // h before step t is h0 for t = 0 and output[t - 1] after (see sequence_weights_gradient).
-    const bool from_h0 = h0.defined();
-    if (from_h0) product(d_w_h, d_gates.narrow(0, 0, s.batch).t(), h0.t(), /*accumulate=*/false);
-    if (s.time > 1) {
-      const int64_t later = (s.time - 1) * s.batch;
-      product(d_w_h, d_gates.narrow(0, s.batch, later).t(), output.narrow(0, 0, s.time - 1).reshape({later, S}).t(),
-              /*accumulate=*/from_h0);
-    } else if (!from_h0) {
-      d_w_h.zero_();
-    }
-  }
+  if (want_weights) d_weights = sequence_weights_gradient<cuda_product_into>(s, d_gates, input, h0, output);
   return {d_input, d_weights};
 }
 
