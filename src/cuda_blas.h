@@ -35,6 +35,10 @@ struct Api {
   int (*gemm)(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
               cudaDataType a_type, int lda, const void* b, cudaDataType b_type, int ldb, const void* beta, void* c,
               cudaDataType c_type, int ldc, int compute_type, int algo);
+  int (*gemm_batched)(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
+                      cudaDataType a_type, int lda, long long stride_a, const void* b, cudaDataType b_type, int ldb,
+                      long long stride_b, const void* beta, void* c, cudaDataType c_type, int ldc, long long stride_c,
+                      int batch, int compute_type, int algo);
 };
 
 inline const Api* api() {
@@ -47,7 +51,9 @@ inline const Api* api() {
     functions.handle_setup = reinterpret_cast<decltype(Api::handle_setup)>(dlsym(torch_cuda, kHandleSetup));
     functions.handle = reinterpret_cast<decltype(Api::handle)>(dlsym(torch_cuda, kHandle));
     functions.gemm = reinterpret_cast<decltype(Api::gemm)>(dlsym(cublas, "cublasGemmEx"));
-    return functions.gemm && (functions.handle_setup || functions.handle) ? &functions : nullptr;
+    functions.gemm_batched = reinterpret_cast<decltype(Api::gemm_batched)>(dlsym(cublas, "cublasGemmStridedBatchedEx"));
+    const bool found = functions.gemm && functions.gemm_batched && (functions.handle_setup || functions.handle);
+    return found ? &functions : nullptr;
   }();
   return loaded;
 }
@@ -71,18 +77,29 @@ inline bool tf32(at::ScalarType dtype) { return dtype == at::kFloat && at::globa
 
 // C = op(A) op(B), or C += op(A) op(B) where `accumulate`, in cuBLAS's column-major terms, A and
 // B of `dtype`, C of `c_dtype` (dtype, or float for the half types); the math in float for the
-// half types and, as torch's matmul, in TF32 for float32 only where torch allows it.
+// half types and, as torch's matmul, in TF32 for float32 only where torch allows it. A `batch` of
+// products takes each matrix `stride` elements after the one before.
+struct Batch {
+  int count = 1;
+  long long stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
 inline void gemm(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb, int m, int n, int k,
-                 const void* a, int lda, const void* b, int ldb, void* c, int ldc, bool accumulate) {
+                 const void* a, int lda, const void* b, int ldb, void* c, int ldc, bool accumulate, Batch batch = {}) {
   const double one_double = 1.0, zero_double = 0.0;
   const float one_float = 1.0f, zero_float = 0.0f;
   const bool doubles = dtype == at::kDouble;
   const void* one = doubles ? static_cast<const void*>(&one_double) : &one_float;
   const void* beta = accumulate ? one : doubles ? static_cast<const void*>(&zero_double) : &zero_float;
   const int compute = dtype == at::kDouble ? kCompute64F : tf32(dtype) ? kCompute32FFastTF32 : kCompute32F;
-  const int status = api()->gemm(handle(), transa, transb, m, n, k, one, a, data_type(dtype), lda, b, data_type(dtype),
-                                 ldb, beta, c, data_type(c_dtype), ldc, compute, kGemmDefault);
-  TORCH_CHECK(status == 0, "lltm_sequence: cublasGemmEx failed with status " + std::to_string(status));
+  const cudaDataType type = data_type(dtype), c_type = data_type(c_dtype);
+  const int status = batch.count == 1
+                         ? api()->gemm(handle(), transa, transb, m, n, k, one, a, type, lda, b, type, ldb, beta, c, c_type,
+                                       ldc, compute, kGemmDefault)
+                         : api()->gemm_batched(handle(), transa, transb, m, n, k, one, a, type, lda, batch.stride_a, b,
+                                               type, ldb, batch.stride_b, beta, c, c_type, ldc, batch.stride_c,
+                                               batch.count, compute, kGemmDefault);
+  TORCH_CHECK(status == 0, "lltm_sequence: a cuBLAS product failed with status " + std::to_string(status));
 }
 
 }  // namespace lltm::cublas

@@ -160,22 +160,33 @@ Tensor in_place_or_copy(const Tensor& t) { return layout(t) ? t : t.contiguous()
 // cuBLAS reads in place (in_place_or_copy; a transposed view is read as it is), and out (m, n)
 // row-major, of that dtype or its opmath type: cuBLAS where it is loaded, else ATen (in out's
 // dtype). The column-major call computes out^T (n x m) = b (n x k) a^T (k x m), a row-major
-// operand's column-major memory holding its transpose.
+// operand's column-major memory holding its transpose. An out of (parts, m, n) takes the product
+// split over k (split-K): out[i] = a[:, K_i] b[:, K_i]^T for K_i the i-th of `parts` equal slices.
 void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
-  const std::optional<Layout> la = layout(a), lb = layout(b), lc = layout(out);
-  TORCH_INTERNAL_ASSERT(la && lb && lc && lc->rows, "lltm_jit: a product's operands are not in cuBLAS's layouts");
+  const int64_t parts = out.dim() == 3 ? out.size(0) : 1, k = a.size(1) / parts;
+  const Tensor first = out.dim() == 3 ? out.select(0, 0) : out;
+  const std::optional<Layout> la = layout(a), lb = layout(b), lc = layout(first);
+  TORCH_INTERNAL_ASSERT(la && lb && lc && lc->rows && k * parts == a.size(1),
+                        "lltm_jit: a product's operands are not in cuBLAS's layouts");
   // cuBLAS takes int sizes and leading dimensions; past them, ATen's product (which takes int64)
   constexpr int64_t most = std::numeric_limits<int>::max();
   const bool fits = std::max({a.size(0), a.size(1), b.size(0), la->ld, lb->ld, lc->ld}) <= most;
   if (!cublas::available() || !fits) {
-    const Tensor a_out = a.to(out.scalar_type()), b_out = b.to(out.scalar_type()).t();
-    Tensor result = out;
-    accumulate ? result.addmm_(a_out, b_out) : aten::mm_out(result, a_out, b_out);
+    for (int64_t i = 0; i < parts; ++i) {
+      const Tensor a_out = a.narrow(1, i * k, k).to(out.scalar_type());
+      const Tensor b_out = b.narrow(1, i * k, k).to(out.scalar_type()).t();
+      Tensor result = out.dim() == 3 ? out.select(0, i) : out;
+      accumulate ? result.addmm_(a_out, b_out) : aten::mm_out(result, a_out, b_out);
+    }
     return;
   }
+  // Slice i + 1 of an operand starts k columns after slice i: along a row-major operand's rows, or
+  // k leading dimensions on in a column-major one.
+  const auto slice = [k](const Layout& l) { return static_cast<long long>(l.rows ? k : k * l.ld); };
+  const cublas::Batch batch{static_cast<int>(parts), slice(*lb), slice(*la), parts > 1 ? out.stride(0) : 0};
   cublas::gemm(a.scalar_type(), out.scalar_type(), lb->rows ? cublas::T : cublas::N, la->rows ? cublas::N : cublas::T,
-               b.size(0), a.size(0), a.size(1), b.const_data_ptr(), lb->ld, a.const_data_ptr(), la->ld, out.data_ptr(),
-               lc->ld, accumulate);
+               b.size(0), a.size(0), k, b.const_data_ptr(), lb->ld, a.const_data_ptr(), la->ld, out.data_ptr(), lc->ld,
+               accumulate, batch);
 }
 
 // out = a b, or out += a b where `accumulate`, through `product` (sequence.h's ProductInto), each
@@ -419,6 +430,21 @@ void cuda_forward(ForwardRecurrence& r) {
   r.c_n.copy_(c_buffers[(T + 1) % 2]);
 }
 
+// The parts of the backward step's product d_gates W_h (batch x 3 state, 3 state x state), split
+// over its k (split-K): at a batch up to 256 its output is a few of cuBLAS's tiles, which leave
+// most multiprocessors idle, and the parts fill more of them; the step kernel reads every part.
+// Measured on an H100 (NOTES "Session 49"): 256 x 3072 x 1024 takes 7.4 µs whole in bfloat16, 5.7
+// in 4 parts, float32 43.7 against 38.4 in 8; at 2048 x 256 bfloat16 two parts were slower, at 512
+// x 768 four gained nothing. Slices of k of at least 256 that keep 16-byte alignment. (float64
+// splits as float32 does, which lets the tests check the parts exactly.)
+int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
+  const int64_t k = 3 * state;
+  if (!cublas::available() || batch > 256) return 1;
+  int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
+  while (parts > 1 && (k % (8 * parts) != 0 || k / parts < 256)) parts /= 2;
+  return parts;
+}
+
 void cuda_backward(BackwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
   const Tensor weights = r.weights.contiguous(), lengths = device_lengths(r, r.gates);
@@ -440,27 +466,39 @@ void cuda_backward(BackwardRecurrence& r) {
       return;
     }
   }
-  // The gradients carried between steps, in the opmath type; the step's gate gradients, which
-  // the step kernel also writes to gates, in a buffer of their own that every step's product
-  // reads (its pointer the same at every step: see StepLoop).
+  // The gradients carried between steps, in the opmath type: the cell state's in d_c, h's in the
+  // parts of the product d_gates W_h of the step after (whose sum the step kernel takes), and in
+  // d_h where no step ran after (grad_h_n, passed on past a sequence's end); the step's gate
+  // gradients, which the step kernel also writes to gates, in a buffer of their own that every
+  // step's product reads (the pointers the same at every step: see StepLoop).
   const auto math = at::toOpMathType(dtype);
   const Tensor d_h = carried_gradient(r.d_h, r.grad_h_n, math), d_c = carried_gradient(r.d_c, r.grad_c_n, math);
-  const Tensor d_gates = r.gates.new_empty({r.sizes.batch, 3 * r.sizes.state});
+  const int64_t B = r.sizes.batch, S = r.sizes.state;
+  const Tensor parts = d_h.new_empty({backward_parts(dtype, B, S), B, S});
+  const cuda::StepParts step_parts{parts.const_data_ptr(), static_cast<int>(parts.size(0)), B * S};
+  const Tensor d_gates = r.gates.new_empty({B, 3 * S});
   // W_h^T, which every step's product reads. With TF32 products, a row-major copy made once a
   // call: cuBLAS reads W_h transposed in place through a slower kernel there, an sm80 one
   // (benchmarks/NOTES.md, "Session 17"). Without TF32 the copy does not pay.
-  const Tensor w_h_t = weights.narrow(1, 0, r.sizes.state).t();
+  const Tensor w_h_t = weights.narrow(1, 0, S).t();
   const Tensor w_h_rows = cublas::tf32(dtype) ? w_h_t.contiguous() : w_h_t;
   const int64_t T = r.sizes.time;
   const auto kind = kernel_dtype(dtype);
   const auto step = [&](int64_t i, cudaStream_t stream) {
-    C10_CUDA_CHECK(cuda::launch_step_backward(p, T - 1 - i, d_h.data_ptr(), d_c.data_ptr(), d_gates.data_ptr(), kind,
-                                              stream));
-    product(d_h, d_gates, w_h_rows, /*accumulate=*/true);
+    C10_CUDA_CHECK(cuda::launch_step_backward(p, T - 1 - i, d_h.const_data_ptr(), d_c.data_ptr(),
+                                              d_gates.data_ptr(), step_parts, kind, stream));
+    product(parts, d_gates, w_h_rows, /*accumulate=*/false);
   };
-  run_steps(StepLoop{T, step_period(r.sizes.batch), -1, cuda::step_kernel(kind, /*forward=*/false)},
+  run_steps(StepLoop{T, step_period(B), -1, cuda::step_kernel(kind, /*forward=*/false)},
             [](int64_t, int64_t, cudaStream_t) {}, step);
-  r.d_h.copy_(d_h);
+  // h0's gradient: the first step's product where it ran
+  if (T > 0) {
+    Tensor summed = parts.size(0) > 1 ? parts.sum(0) : parts.select(0, 0);
+    if (lengths.defined()) summed = summed.where(lengths.gt(0).unsqueeze(1), d_h);
+    r.d_h.copy_(summed);
+  } else {
+    r.d_h.copy_(d_h);
+  }
   r.d_c.copy_(d_c);
 }
 

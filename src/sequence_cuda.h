@@ -116,12 +116,21 @@ struct StepState {
 cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
                                 cudaStream_t stream);
 
-// Backward step t alone, with the gradients of h and of the cell state after it in d_h and d_c
-// (opmath, (batch, state)): gates[t] becomes its gradient, as does d_gates (the dtype, (batch, 3 *
-// state)), d_c that of the cell before step t, and d_h is zeroed where the step ran, for the host
-// to add d_gates W_h to it.
-cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, void* d_gates, DType dtype,
-                                 cudaStream_t stream);
+// A step's product in `count` parts that the step kernel sums (opmath, `stride` elements apart),
+// which the host splits over k where that fills more of the GPU (split-K).
+struct StepParts {
+  const void* sums;
+  int count;
+  int64_t stride;
+};
+
+// Backward step t alone, with the gradient of the cell state after it in d_c and of h in `parts`
+// (step t + 1's d_gates W_h, (batch, state) a part) where step t + 1 ran for the row, else in d_h
+// (opmath, (batch, state): what was carried past the row's last step): gates[t] becomes its
+// gradient, as does d_gates (the dtype, (batch, 3 * state)), and d_c that of the cell before step
+// t, for the host to make the parts of d_gates W_h.
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, const void* d_h, void* d_c, void* d_gates,
+                                 StepParts parts, DType dtype, cudaStream_t stream);
 
 // The kernel that launch_step_forward (forward) or launch_step_backward launches for `dtype`,
 // whose argument 1 is the time step, and its number of arguments: the host finds its launches in

@@ -18,6 +18,17 @@ constexpr int kStepVec = 4;  // columns a thread takes where every row of every 
 __device__ __forceinline__ int64_t step_row() { return int64_t{blockIdx.y} * blockDim.y + threadIdx.y; }
 __device__ __forceinline__ int64_t step_rows() { return int64_t{gridDim.y} * blockDim.y; }
 
+// Adds element i's pack of parts 1, 2, ... to `sum` (part 0's, read with the step's other loads).
+template <int VEC, typename T>
+__device__ __forceinline__ void add_parts(Pack<T, VEC>& sum, const StepParts& parts, int64_t i) {
+  const auto* sums = static_cast<const T*>(parts.sums) + i;
+  for (int part = 1; part < parts.count; ++part) {
+    const Pack<T, VEC> more = read_pack<VEC>(sums + part * parts.stride);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) sum.v[k] += more.v[k];
+  }
+}
+
 template <typename scalar_t, int VEC>
 __device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int64_t t, const StepState& state) {
   using T = opmath_t<scalar_t>;
@@ -87,8 +98,8 @@ __global__ void __launch_bounds__(kStepThreads)
 }
 
 template <typename scalar_t, int VEC>
-__device__ __forceinline__ void step_backward_columns(const BackwardParams& p, int64_t t, void* d_h_, void* d_c_,
-                                                      void* d_gates_) {
+__device__ __forceinline__ void step_backward_columns(const BackwardParams& p, int64_t t, const void* d_h_,
+                                                      void* d_c_, void* d_gates_, const StepParts& parts) {
   using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   using Q = Pack<T, VEC>;
@@ -96,7 +107,7 @@ __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, i
   if (j >= S) return;
   auto* gates = static_cast<scalar_t*>(p.gates) + t * p.batch * 3 * S;
   const auto* c_prev = t > 0 ? static_cast<const scalar_t*>(p.cells) + (t - 1) * n : static_cast<const scalar_t*>(p.c0);  // nullptr: zeros
-  auto* d_h = static_cast<T*>(d_h_);
+  const auto* d_h = static_cast<const T*>(d_h_);
   auto* d_c = static_cast<T*>(d_c_);
   auto* d_gates = static_cast<scalar_t*>(d_gates_);
   for (int64_t b = step_row(); b < p.batch; b += step_rows()) {
@@ -106,8 +117,10 @@ __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, i
       const P z_input = read_pack<VEC>(gates + row), z_output = read_pack<VEC>(gates + row + S),
               z_candidate = read_pack<VEC>(gates + row + 2 * S);
       const P c = c_prev != nullptr ? read_pack<VEC>(c_prev + i) : P{};
-      const Q carried_h = read_pack<VEC>(d_h + i);
-      Q carried_c = read_pack<VEC>(d_c + i), zeros{};
+      const bool after = t + 1 < p.time && runs(p.lengths, b, t + 1);
+      Q carried_h = read_pack<VEC>((after ? static_cast<const T*>(parts.sums) : d_h) + i);
+      if (after) add_parts(carried_h, parts, i);
+      Q carried_c = read_pack<VEC>(d_c + i);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         const T grad_h = T(grad_output_at<scalar_t>(p, t, b, j + k)) + carried_h.v[k];
@@ -119,7 +132,6 @@ __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, i
         carried_c.v[k] = o.d_old_cell;
       }
       write_pack(d_c + i, carried_c);
-      write_pack(d_h + i, zeros);  // the host adds d_gates W_h
     }
 #pragma unroll
     for (int g = 0; g < 3; ++g) {
@@ -131,9 +143,10 @@ __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, i
 
 template <typename scalar_t>
 __global__ void __launch_bounds__(kStepThreads)
-    step_backward_kernel(BackwardParams p, int64_t t, void* d_h, void* d_c, void* d_gates, bool packed) {
-  packed ? step_backward_columns<scalar_t, kStepVec>(p, t, d_h, d_c, d_gates)
-         : step_backward_columns<scalar_t, 1>(p, t, d_h, d_c, d_gates);
+    step_backward_kernel(BackwardParams p, int64_t t, const void* d_h, void* d_c, void* d_gates, StepParts parts,
+                         bool packed) {
+  packed ? step_backward_columns<scalar_t, kStepVec>(p, t, d_h, d_c, d_gates, parts)
+         : step_backward_columns<scalar_t, 1>(p, t, d_h, d_c, d_gates, parts);
 }
 
 // Whether every row of each tensor a step kernel reads or writes starts at a whole pack: the
@@ -184,16 +197,17 @@ cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepSta
   return cudaGetLastError();
 }
 
-cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, void* d_h, void* d_c, void* d_gates, DType dtype,
-                                 cudaStream_t stream) {
+cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, const void* d_h, void* d_c, void* d_gates,
+                                 StepParts parts, DType dtype, cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     constexpr size_t storage = sizeof(scalar_t), math = sizeof(opmath_t<scalar_t>);
+    // the parts' stride a whole number of packs: batch * state, state a multiple of the pack
     const bool packed = packs_fit(p.state, {{p.gates, storage}, {p.cells, storage}, {p.c0, storage}, {d_h, math},
-                                            {d_c, math}, {d_gates, storage}});
+                                            {d_c, math}, {d_gates, storage}, {parts.sums, math}});
     const StepGeometry geo = step_geometry(p, packed);
-    step_backward_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, d_h, d_c, d_gates, packed);
+    step_backward_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, d_h, d_c, d_gates, parts, packed);
   });
   if (!ran) return cudaErrorNotSupported;
   return cudaGetLastError();

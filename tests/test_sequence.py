@@ -812,6 +812,37 @@ def test_step_path_with_tf32_products(monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
+def test_step_path_backward_product_in_parts(dtype, monkeypatch):
+    """Split-K on the step path: from state 176 the backward's product d_gates W_h runs in parts
+    over its k (2 at state 176, 4 at 352, 8 at 704 but 4 for the half types), which the next step
+    sums, rows past their length carrying grad_h_n. With mixed lengths (0 and the whole among
+    them) and without, float64 matches the reference and the others stay as close to float64's as
+    an eager loop's; gradcheck holds in parts."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    for i, state in enumerate((176, 352, 704)):
+        args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(5, 3, 4, state, device="cuda", seed=30 + i)]
+        exact = [a.detach().double().requires_grad_() for a in args]
+        for lengths in (torch.tensor([5, 0, 2]), None):
+            if dtype == torch.float64:
+                assert_matches(args, lengths=lengths)
+                continue
+            ours, eager = run(lltm_sequence, args, lengths=lengths), run(reference_lltm_sequence, args, lengths=lengths)
+            reference = run(reference_lltm_sequence, exact, lengths=lengths)
+            for name, a, e, x in zip(NAMES, ours, eager, reference):
+                assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, (state, name)
+    if dtype == torch.float64:
+        input, weights, bias, h0, c0 = make_sequence(3, 2, 2, 176, device="cuda", seed=33)
+        lengths = torch.tensor([3, 1])
+
+        def fn(x, h, c):
+            output, (h_n, c_n) = lltm_sequence(x, weights.detach(), bias.detach(), (h, c), lengths=lengths)
+            return output, h_n, c_n
+
+        assert torch.autograd.gradcheck(fn, (input, h0, c0), fast_mode=True)
+
+
+@requires_cuda
 def test_step_path_inside_a_callers_cuda_graph(monkeypatch):
     """Where the caller captures a CUDA graph, the step path's launches join that capture rather
     than making a graph of their own, and its replays follow new inputs."""
