@@ -75,15 +75,16 @@ inline cudaDataType data_type(at::ScalarType dtype) {
 // matmul does.
 inline bool tf32(at::ScalarType dtype) { return dtype == at::kFloat && at::globalContext().allowTF32CuBLAS(); }
 
-// C = op(A) op(B), or C += op(A) op(B) where `accumulate`, in cuBLAS's column-major terms, A and
-// B of `dtype`, C of `c_dtype` (dtype, or float for the half types); the math in float for the
-// half types and, as torch's matmul, in TF32 for float32 only where torch allows it. A `batch` of
-// products takes each matrix `stride` elements after the one before.
+// `count` products, each matrix `stride` elements after its predecessor.
 struct Batch {
   int count = 1;
   long long stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
+// C = op(A) op(B), or C += op(A) op(B) where `accumulate`, in cuBLAS's column-major terms, A and
+// B of `dtype`, C of `c_dtype` (dtype, or float for the half types); the math in float for the
+// half types and, as torch's matmul, in TF32 for float32 only where torch allows it; a `batch` of
+// such products in one call.
 inline void gemm(at::ScalarType dtype, at::ScalarType c_dtype, Op transa, Op transb, int m, int n, int k,
                  const void* a, int lda, const void* b, int ldb, void* c, int ldc, bool accumulate, Batch batch = {}) {
   const double one_double = 1.0, zero_double = 0.0;

@@ -439,7 +439,7 @@ void cuda_forward(ForwardRecurrence& r) {
 // splits as float32 does, which lets the tests check the parts exactly.)
 int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
   const int64_t k = 3 * state;
-  if (!cublas::available() || batch > 256) return 1;
+  if (!cublas::available() || batch == 0 || batch > 256) return 1;
   int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
   while (parts > 1 && (k % (8 * parts) != 0 || k / parts < 256)) parts /= 2;
   return parts;
@@ -491,7 +491,7 @@ void cuda_backward(BackwardRecurrence& r) {
   };
   run_steps(StepLoop{T, step_period(B), -1, cuda::step_kernel(kind, /*forward=*/false)},
             [](int64_t, int64_t, cudaStream_t) {}, step);
-  // h0's gradient: the first step's product where it ran
+  // h0's gradient: the first step's product where that step ran, else what was carried
   if (T > 0) {
     Tensor summed = parts.size(0) > 1 ? parts.sum(0) : parts.select(0, 0);
     if (lengths.defined()) summed = summed.where(lengths.gt(0).unsqueeze(1), d_h);

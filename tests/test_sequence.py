@@ -818,7 +818,7 @@ def test_step_path_backward_product_in_parts(dtype, monkeypatch):
     over its k (2 at state 176, 4 at 352, 8 at 704 but 4 for the half types), which the next step
     sums, rows past their length carrying grad_h_n. With mixed lengths (0 and the whole among
     them) and without, float64 matches the reference and the others stay as close to float64's as
-    an eager loop's; gradcheck holds in parts."""
+    an eager loop's; the step loop's CUDA graphs replay with parts; gradcheck holds in parts."""
     monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
     for i, state in enumerate((176, 352, 704)):
         args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(5, 3, 4, state, device="cuda", seed=30 + i)]
@@ -831,7 +831,10 @@ def test_step_path_backward_product_in_parts(dtype, monkeypatch):
             reference = run(reference_lltm_sequence, exact, lengths=lengths)
             for name, a, e, x in zip(NAMES, ours, eager, reference):
                 assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, (state, name)
-    if dtype == torch.float64:
+    if dtype == torch.float64:  # the graphs' replays with parts: 2 periods of 8 steps a direction at T = 17
+        args = make_sequence(17, 3, 4, 704, device="cuda", seed=34)
+        calls = runtime_calls(lambda: assert_matches(args))
+        assert calls["cudaGraphLaunch"] == 4, calls
         input, weights, bias, h0, c0 = make_sequence(3, 2, 2, 176, device="cuda", seed=33)
         lengths = torch.tensor([3, 1])
 
