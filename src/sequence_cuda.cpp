@@ -175,8 +175,7 @@ void product(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulat
     for (int64_t i = 0; i < parts; ++i) {
       const Tensor a_out = a.narrow(1, i * k, k).to(out.scalar_type());
       const Tensor b_out = b.narrow(1, i * k, k).to(out.scalar_type()).t();
-      Tensor result = out.dim() == 3 ? out.select(0, i) : out;
-      accumulate ? result.addmm_(a_out, b_out) : aten::mm_out(result, a_out, b_out);
+      aten_product_into(out.dim() == 3 ? out.select(0, i) : out, a_out, b_out, accumulate);
     }
     return;
   }
