@@ -6,8 +6,8 @@
 # 1.02-1.07). Run on a copy of the tree, as the device has: it patches the tree in place. The
 # step path's CUDA tests (with the parts' graph replays), then benchmarks.ab, base main against
 # the patched tree, 3 rounds. Predicted: float32 forwards 0.93-0.96 (256x512x1024, 512x256x512),
-# TF32 and bf16 0.98-1.02; fwd+bwd the forward's gain. Last, backward_loop.cu (~20 s): a streamed
-# backward's product loop against the streamed forward's (its header has the prediction).
+# TF32 and bf16 0.98-1.02; fwd+bwd the forward's gain. (Its probe of a streamed backward's loop,
+# backward_loop.cu, moved to prepared-20261207-s50/, which runs it.)
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 ROOT=$PWD; HERE=$ROOT/benchmarks/results/prepared-20261207-s49/scripts
@@ -24,6 +24,3 @@ timeout 300 python3 -m benchmarks.ab --base /tmp/base --rounds 3 \
   --sizes 256x512x1024:float32:dx,512x256x512:float32:dx,256x512x1024:tf32:dx,512x256x512:tf32:dx,2048x128x256:bfloat16:dx,128x1024x1024:bfloat16:dx \
   > $OUT/a-ab.txt 2>&1
 echo "ab rc=$? at ${SECONDS}s (base: main, new: the patch)"; sed -n '/^size/,$p' $OUT/a-ab.txt
-nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o /tmp/backward_loop $HERE/backward_loop.cu && \
-  timeout 60 /tmp/backward_loop > $OUT/a-backward-loop.txt 2>&1
-echo "backward_loop rc=$?"; cat $OUT/a-backward-loop.txt

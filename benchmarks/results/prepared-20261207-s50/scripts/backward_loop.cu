@@ -12,6 +12,9 @@
 //   0 forward: n96, k 1 024 (wgmma_chunks.cu's variant 6: 6.6k cycles a step on an H100)
 //   1 backward: n32, k 3 072
 //   2 = 1 with random data
+//   3 (session 50) k split over a cluster of 4: a block's W_h slice 768 k x 128 columns, each
+//     warpgroup 64 of the columns over all k (m64n64k16, 12 chunks a step, 96 KB of the operand a
+//     block a step); 4 = 3 with each warpgroup all 128 columns over half the k tiles (m64n128k16)
 // Cycles a step (the slowest block of the best of 3) and a wgmma. Predicted: 1 at 6-9k cycles a
 // step if the loop's cost follows its wgmma's multiply-adds and shared-memory bytes (A 2 KB and B
 // 1 KB a wgmma, 192 a step: ~4.5k cycles of shared-memory reads at 128 B a cycle, and 3x the
@@ -67,6 +70,25 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b)
                : "l"(a), "l"(b), "r"(1));
 }
 
+
+#define REGS32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
+  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+#define SUMS32(d) SUMS16(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
+  "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " REGS32 "%32, %33, p, 1, 1, 0, 0;\n}\n"
+               : SUMS32(d)
+               : "l"(a), "l"(b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "l"(a), "l"(b), "r"(1));
+}
+
 template <int W, int S>
 __device__ __forceinline__ void wgmma_wait(float (&d)[S]) {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(W) : "memory");
@@ -91,7 +113,7 @@ __global__ void fill(uint16_t* h, int n, bool random) {
 }
 
 // N: W's rows (the product's n), K: the step's k.
-template <int N, int K, bool kRandom>
+template <int N, int K, bool kRandom, bool kNSplit = false, int LD = K>
 __global__ void __launch_bounds__(256, 1) loop(const uint16_t* rows_all, float* sink, long long* cycles, int steps) {
   constexpr int CHUNKS = K / CHUNK;
   extern __shared__ __align__(1024) uint16_t shared[];
@@ -101,14 +123,15 @@ __global__ void __launch_bounds__(256, 1) loop(const uint16_t* rows_all, float* 
   for (int i = thread; i < N * K; i += 256) w[swizzled<N>(i / K, i % K)] = bf16_bits(i, kRandom);
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
-  const uint16_t* rows = rows_all + (blockIdx.x % (HROWS / ROWS)) * ROWS * K;
+  // the group's rows; with LD > K the block's k slice (of LD / K) of them, as a split of k over a cluster
+  const uint16_t* rows = rows_all + (blockIdx.x % (HROWS / ROWS)) * ROWS * LD + (blockIdx.x / (HROWS / ROWS)) % (LD / K) * K;
   const auto issue = [&](int chunk) {
     if (chunk < CHUNKS) {
       uint16_t* stage = stages + chunk % STAGES * ROWS * CHUNK;
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
         const int i = thread + 256 * u, r = i / 8, seg = i % 8;
-        copy16(stage + staged(r, seg * 8), rows + r * K + chunk * CHUNK + seg * 8);
+        copy16(stage + staged(r, seg * 8), rows + r * LD + chunk * CHUNK + seg * 8);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
@@ -118,7 +141,8 @@ __global__ void __launch_bounds__(256, 1) loop(const uint16_t* rows_all, float* 
   for (int t = 0; t < steps; ++t) {
     issue(0);
     issue(1);
-    float d[N / 2] = {};
+    constexpr int NW = kNSplit ? N / 2 : N;  // a warpgroup's n
+    float d[NW / 2] = {};
     for (int chunk = 0; chunk < CHUNKS; ++chunk) {
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -126,10 +150,16 @@ __global__ void __launch_bounds__(256, 1) loop(const uint16_t* rows_all, float* 
       issue(chunk + 2);
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
       const uint16_t* stage = stages + chunk % STAGES * ROWS * CHUNK;
+      if constexpr (kNSplit) {  // the warpgroup's half of W's rows over all of the chunk's k tiles
 #pragma unroll
-      for (int s = 0; s < 2; ++s) {
-        const int kl = 2 * kq + s;  // the warpgroup's k tiles of the chunk
-        wgmma_ss(d, swizzled_descriptor(stage + 16 * kl), swizzled_descriptor(w + swizzled<N>(0, chunk * CHUNK + 16 * kl)));
+        for (int kl = 0; kl < 4; ++kl)
+          wgmma_ss(d, swizzled_descriptor(stage + 16 * kl), swizzled_descriptor(w + swizzled<N>(NW * kq, chunk * CHUNK + 16 * kl)));
+      } else {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const int kl = 2 * kq + s;  // the warpgroup's k tiles of the chunk
+          wgmma_ss(d, swizzled_descriptor(stage + 16 * kl), swizzled_descriptor(w + swizzled<N>(0, chunk * CHUNK + 16 * kl)));
+        }
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       wgmma_wait<1>(d);
@@ -137,30 +167,30 @@ __global__ void __launch_bounds__(256, 1) loop(const uint16_t* rows_all, float* 
     wgmma_wait<0>(d);
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < N / 2; ++i) acc += d[i];
+    for (int i = 0; i < NW / 2; ++i) acc += d[i];
   }
   long long t1 = clock64();
   sink[blockIdx.x * 256 + thread] = acc;
   if (thread % 128 == 0) atomicMax(reinterpret_cast<unsigned long long*>(cycles + blockIdx.x), static_cast<unsigned long long>(t1 - t0));
 }
 
-template <int N, int K, bool kRandom>
+template <int N, int K, bool kRandom, bool kNSplit = false, int LD = K>
 void run(int v, const char* name, const uint16_t* rows, int sms) {
   const int steps = 64, shared = (N * K + STAGES * ROWS * CHUNK) * 2;
   float* sink; long long* cycles;
   cudaMalloc(&sink, sms * 256 * 4); cudaMalloc(&cycles, sms * 8);
-  cudaFuncSetAttribute(loop<N, K, kRandom>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+  cudaFuncSetAttribute(loop<N, K, kRandom, kNSplit, LD>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
   long long best = 1LL << 62;
   for (int trial = 0; trial < 3; ++trial) {
     cudaMemset(cycles, 0, sms * 8);
-    loop<N, K, kRandom><<<sms, 256, shared>>>(rows, sink, cycles, steps);
+    loop<N, K, kRandom, kNSplit, LD><<<sms, 256, shared>>>(rows, sink, cycles, steps);
     long long host[1024];
     cudaMemcpy(host, cycles, sms * 8, cudaMemcpyDeviceToHost);
     long long worst = 0;
     for (int i = 0; i < sms; ++i) worst = host[i] > worst ? host[i] : worst;
     best = worst < best ? worst : best;
   }
-  const double wgmmas = 2.0 * K / 16;  // a step, both warpgroups
+  const double wgmmas = (kNSplit ? 4.0 : 2.0) * K / 16;  // a step, both warpgroups
   printf("%d %-34s %7.0f cycles a step %6.1f a wgmma  [%s]\n", v, name, static_cast<double>(best) / steps,
          static_cast<double>(best) / (steps * wgmmas), cudaGetErrorString(cudaGetLastError()));
   cudaFree(sink); cudaFree(cycles);
@@ -175,5 +205,7 @@ int main() {
   run<96, 1024, false>(0, "forward: n96, k 1024", pattern, sms);
   run<32, 3072, false>(1, "backward: n32, k 3072", pattern, sms);
   run<32, 3072, true>(2, "backward, random data", random, sms);
+  run<128, 768, true, true, 3072>(3, "bwd k/4 (cluster of 4): n128=2x64, k 768", random, sms);
+  run<128, 768, true, false, 3072>(4, "bwd k/4: n128, k halves", random, sms);
   return 0;
 }
