@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -371,7 +372,10 @@ void cuda_forward(ForwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
   const Tensor weights = r.weights.contiguous(), lengths = device_lengths(r, r.gates);
   cuda::ForwardParams p{sequence_params(r, weights, lengths)};
-  p.h0 = data_or_null(r.h0);
+  // The streamed forward copies h0 16 bytes at a time: a view that starts between them goes through
+  // an aligned copy.
+  const Tensor h0 = r.h0.defined() && reinterpret_cast<uintptr_t>(r.h0.data_ptr()) % 16 != 0 ? r.h0.clone() : r.h0;
+  p.h0 = data_or_null(h0);
   p.output = r.output.data_ptr();
   p.h_n = r.h_n.data_ptr();
   p.c_n = r.c_n.data_ptr();

@@ -1110,6 +1110,21 @@ def test_streamed_forward_falls_back_where_the_gpu_holds_too_few_blocks(monkeypa
     assert_no_worse_than_eager(args)
 
 
+@requires_cuda
+def test_streamed_forward_takes_a_misaligned_initial_state(monkeypatch):
+    """h0 two bytes past a 16-byte boundary (a contiguous view), which the streamed forward copies
+    16 bytes at a time: it reads an aligned copy and matches the reference."""
+    monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "streamed")
+    args = [a.detach().to(torch.bfloat16) for a in make_sequence(4, 70, 9, 72, device="cuda", seed=24)]
+    h0 = torch.empty(args[3].numel() + 1, dtype=torch.bfloat16, device="cuda")[1:].view_as(args[3])
+    args[3] = h0.copy_(args[3])
+    assert args[3].is_contiguous() and args[3].data_ptr() % 16 == 2
+    args = [a.requires_grad_() for a in args]
+    names = cuda_kernels(lambda: lltm_sequence(args[0], args[1], args[2], (args[3], args[4])))
+    assert ran(names, "streamed_forward_kernel"), names
+    assert_no_worse_than_eager(args)
+
+
 @pytest.mark.parametrize("size", [(5, 8, 40), (12, 5, 33)], ids=lambda s: "x".join(map(str, s)))
 def test_cpu_bfloat16_with_lengths(size, monkeypatch):
     """Lengths in the CPU's bfloat16 recurrence (on AVX512-BF16 where the CPU has it), in row
