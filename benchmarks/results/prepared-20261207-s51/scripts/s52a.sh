@@ -9,7 +9,9 @@
 # In order: benchmarks.ab at 256x512x1024 (the streamed forward by default), then forced streamed
 # on both sides at 128x1024x1024 and 256x256x768; the SS step's phases with the patch
 # (probe_phases.py of session 43, probe_ss.py of session 49: session 49 found the epilogue
-# 3.19-3.86k cycles of ~15k at 256x512x1024 bf16); the streamed and long-sequence tests.
+# 3.19-3.86k cycles of ~15k at 256x512x1024 bf16); the streamed and long-sequence tests; every
+# kernel of a 256x512x1024 bf16 training step (profile_step.py: the backward's step path, whose
+# fwd+bwd less forward, ~1 245 us on an H100, is ~850 us of the four largest kernels).
 # Predicted: the epilogue ~1.5k cycles shorter, forwards at 256x512x1024 ~0.93 of main.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
@@ -37,3 +39,5 @@ sed 's/per step cycles: //' $OUT/a-probe.txt
 timeout 200 python3 -m pytest -q -n 14 -p no:cacheprovider -k "streamed or long_sequence" \
   tests/test_sequence.py > $OUT/a-tests.txt 2>&1
 echo "tests rc=$? at ${SECONDS}s"; grep -E "^(FAILED|ERROR)|passed|failed|Error" $OUT/a-tests.txt | tail -n 12
+timeout 90 python3 benchmarks/profile_step.py --kind sequence --size 256x512x1024 --dtype bfloat16 > $OUT/a-profile.txt 2>&1
+echo "profile rc=$? at ${SECONDS}s"; head -n 30 $OUT/a-profile.txt
