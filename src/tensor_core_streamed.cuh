@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(32 * kStreamWarps, 1) streamed_forward_kernel(
 
   StreamedPair pairs[4];
   float c[4][2], h[4][2];
-  uint32_t x[4][3];  // the step's input projection of each pair's gates, two elements of the storage type
+  uint32_t x[4][3] = {};  // the step's input projection of each pair's gates, two elements of the storage type
   const auto* c0 = static_cast<const scalar_t*>(p.c0);
   const auto* h0 = static_cast<const scalar_t*>(p.h0);
 #pragma unroll
@@ -365,25 +365,26 @@ __global__ void __launch_bounds__(32 * kStreamWarps, 1) streamed_forward_kernel(
         }
       }
     }
+    // Every pair's arithmetic runs first, straight through, the results of pairs without a step t
+    // selected away: under a branch a pair, the pairs' chains of dependent instructions would run
+    // one after another.
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const bool live = t < pairs[q].length;  // a pair past the batch or the state has length 0
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+#pragma unroll
+        for (int g = 0; g < 3; ++g) z[q][g][e] += float(element<scalar_t>(x[q][g], e));
+        const auto o = forward_point<float, MathFor<scalar_t>>(z[q][0][e], z[q][1][e], z[q][2][e], c[q][e]);
+        c[q][e] = live ? o.new_cell : c[q][e];
+        h[q][e] = live ? o.new_h : h[q][e];
+      }
+    }
     auto* exchange_now = exchange + (t % 2) * B * S;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const StreamedPair& pr = pairs[q];
-      if (!pr.valid) continue;
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) z[q][g][e] += float(element<scalar_t>(x[q][g], e));
-      }
-      if (t < pr.length) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const auto o = forward_point<float, MathFor<scalar_t>>(z[q][0][e], z[q][1][e], z[q][2][e], c[q][e]);
-          c[q][e] = o.new_cell;
-          h[q][e] = o.new_h;
-        }
-      }
-      if (t + 1 < p.time) {  // past a sequence's end h passes through unchanged
+      if (pr.valid && t + 1 < p.time) {  // past a sequence's end h passes through unchanged
         __stcg(reinterpret_cast<uint32_t*>(exchange_now + pr.b * S + pr.j), pack2<scalar_t>(h[q][0], h[q][1]));
       }
     }
