@@ -368,6 +368,23 @@ int64_t step_period(int64_t batch) {
   return std::clamp<int64_t>(kProjectionRows / std::max<int64_t>(batch, 1) / 2 * 2, 2, kGraphSteps);
 }
 
+// At most `parts` slices of a product's k that cuBLAS takes at once: each of at least 256, each
+// keeping 16-byte alignment; one where cuBLAS is not loaded (ATen's products, one by one).
+int64_t split_parts(int64_t parts, int64_t k) {
+  if (!cublas::available()) return 1;
+  while (parts > 1 && (k % (8 * parts) != 0 || k / parts < 256)) parts /= 2;
+  return parts;
+}
+
+// The forward's h W_h^T (batch x state, state x 3 state) in 2 parts: float32 and float64 without
+// TF32, at most 2^20 outputs (on an H100, NOTES "Session 49": 256 x 1024 x 3072 and 512 x 512 x
+// 1536 in float32 49.2 and 28.9 µs whole, 45.1 and 24.6 in 2; nothing gained with TF32 or in the
+// half types, whose forward sums onto the input projection).
+int64_t forward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
+  if (at::isReducedFloatingType(dtype) || cublas::tf32(dtype) || batch * 3 * state > (1 << 20)) return 1;
+  return split_parts(2, state);
+}
+
 void cuda_forward(ForwardRecurrence& r) {
   const c10::cuda::CUDAGuard guard(r.gates.device());
   const Tensor weights = r.weights.contiguous(), lengths = device_lengths(r, r.gates);
@@ -397,7 +414,10 @@ void cuda_forward(ForwardRecurrence& r) {
   const int64_t S = r.sizes.state, B = r.sizes.batch, F = r.sizes.features, T = r.sizes.time;
   const int64_t period = step_period(B);
   const Tensor w_h = weights.narrow(1, 0, S), w_x = weights.narrow(1, S, F);
-  const Tensor pre = r.gates.new_empty({in_gates ? 1 : period, B, 3 * S}, r.gates.options().dtype(math));
+  // float32 and float64: the step's product, in parts where forward_parts splits it; the half
+  // types: the period's steps, one part each
+  const int64_t parts = in_gates ? forward_parts(dtype, B, S) : 1;
+  const Tensor pre = r.gates.new_empty({in_gates ? parts : period, B, 3 * S}, r.gates.options().dtype(math));
   const Tensor input = in_gates ? r.input : r.input.contiguous(), bias = in_gates ? r.bias : r.bias.contiguous();
   // Two buffers each of h and the cell state, step t reading those of t + 1's parity and writing
   // those of t's: the initial state goes to those of parity 1.
@@ -415,8 +435,8 @@ void cuda_forward(ForwardRecurrence& r) {
   };
   const auto kind = kernel_dtype(dtype);
   const auto step = [&](int64_t t, cudaStream_t stream) {
-    const Tensor pre_t = pre.select(0, in_gates ? 0 : t % period), &h = h_buffers[(t + 1) % 2],
-                 &c = c_buffers[(t + 1) % 2];
+    const Tensor pre_t = parts > 1 ? pre : pre.select(0, in_gates ? 0 : t % period);
+    const Tensor &h = h_buffers[(t + 1) % 2], &c = c_buffers[(t + 1) % 2];
     product(pre_t, h, w_h, /*accumulate=*/!in_gates);
     cuda::StepState state{};
     state.pre = pre_t.const_data_ptr();
@@ -426,9 +446,10 @@ void cuda_forward(ForwardRecurrence& r) {
     state.c_prev = c.const_data_ptr();
     state.h_next = h_buffers[t % 2].data_ptr();
     state.c_next = c_buffers[t % 2].data_ptr();
-    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, kind, stream));
+    const cuda::StepParts more{state.pre, static_cast<int>(parts), B * 3 * S};
+    C10_CUDA_CHECK(cuda::launch_step_forward(p, t, state, more, kind, stream));
   };
-  run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true)}, project, step);
+  run_steps(StepLoop{T, period, 1, cuda::step_kernel(kind, /*forward=*/true, parts > 1)}, project, step);
   r.h_n.copy_(h_buffers[(T + 1) % 2]);
   r.c_n.copy_(c_buffers[(T + 1) % 2]);
 }
@@ -438,14 +459,10 @@ void cuda_forward(ForwardRecurrence& r) {
 // most multiprocessors idle, and the parts fill more of them; the step kernel reads every part.
 // Measured on an H100 (NOTES "Session 49"): 256 x 3072 x 1024 takes 7.4 µs whole in bfloat16, 5.7
 // in 4 parts, float32 43.7 against 38.4 in 8; at 2048 x 256 bfloat16 two parts were slower, at 512
-// x 768 four gained nothing. Slices of k of at least 256 that keep 16-byte alignment. (float64
-// splits as float32 does, which lets the tests check the parts exactly.)
+// x 768 four gained nothing. (float64 splits as float32 does, which lets the tests check the parts
+// exactly.)
 int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
-  const int64_t k = 3 * state;
-  if (!cublas::available() || batch == 0 || batch > 256) return 1;
-  int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
-  while (parts > 1 && (k % (8 * parts) != 0 || k / parts < 256)) parts /= 2;
-  return parts;
+  return batch > 0 && batch <= 256 ? split_parts(at::isReducedFloatingType(dtype) ? 4 : 8, 3 * state) : 1;
 }
 
 void cuda_backward(BackwardRecurrence& r) {

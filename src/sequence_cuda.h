@@ -97,6 +97,14 @@ cudaError_t launch_persistent(const BackwardParams& p, DType dtype, cudaStream_t
 // are summed, and the cell state and both gradients carried between steps are kept, in it; h is
 // rounded to the dtype, as the next step's product reads it and the output holds it.
 
+// A step's product in `count` parts that the step kernel sums (opmath, `stride` elements apart),
+// which the host splits over k where that fills more of the GPU (split-K).
+struct StepParts {
+  const void* sums;
+  int count;
+  int64_t stride;
+};
+
 // Around forward step t: its pre-activations' sums so far (opmath, (batch, 3 * state)), to which
 // the step adds the bias (the dtype, (3 * state,)) where given and gates[t] where add_gates, h and
 // the cell state (opmath) before it, and where it writes them (past a sequence's end, copies of
@@ -112,17 +120,10 @@ struct StepState {
 };
 
 // Forward step t alone: the cell update, written to output[t], h_next, c_next and, when given,
-// cells[t] and (the pre-activations in the dtype, for the backward) gates[t].
-cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
-                                cudaStream_t stream);
-
-// A step's product in `count` parts that the step kernel sums (opmath, `stride` elements apart),
-// which the host splits over k where that fills more of the GPU (split-K).
-struct StepParts {
-  const void* sums;
-  int count;
-  int64_t stride;
-};
+// cells[t] and (the pre-activations in the dtype, for the backward) gates[t]. Where `parts` has
+// more than one (float32 and float64), state.pre is their first, and the step adds the others.
+cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, StepParts parts,
+                                DType dtype, cudaStream_t stream);
 
 // Backward step t alone, with the gradient of the cell state after it in d_c and of h in `parts`
 // (step t + 1's d_gates W_h, (batch, state) a part) where step t + 1 ran for the row, else in d_h
@@ -132,13 +133,13 @@ struct StepParts {
 cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, const void* d_h, void* d_c, void* d_gates,
                                  StepParts parts, DType dtype, cudaStream_t stream);
 
-// The kernel that launch_step_forward (forward) or launch_step_backward launches for `dtype`,
-// whose argument 1 is the time step, and its number of arguments: the host finds its launches in
-// a CUDA graph by it and sets their arguments.
+// The kernel that launch_step_forward (forward; with `parts`: of more than one) or
+// launch_step_backward launches for `dtype`, whose argument 1 is the time step, and its number of
+// arguments: the host finds its launches in a CUDA graph by it and sets their arguments.
 struct StepKernel {
   const void* function;
   int arguments;
 };
-StepKernel step_kernel(DType dtype, bool forward);
+StepKernel step_kernel(DType dtype, bool forward, bool parts = false);
 
 }  // namespace lltm::cuda

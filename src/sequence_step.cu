@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 #include <utility>
 
 namespace lltm::cuda {
@@ -29,8 +30,11 @@ __device__ __forceinline__ void add_parts(Pack<T, VEC>& sum, const StepParts& pa
   }
 }
 
-template <typename scalar_t, int VEC>
-__device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int64_t t, const StepState& state) {
+// kParts: the product's parts past the first (`parts`, from state.pre on) are added to it; the
+// kernel of one part is compiled without them, as their loop cost the one-part step ~1-3 µs.
+template <typename scalar_t, int VEC, bool kParts>
+__device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int64_t t, const StepState& state,
+                                                     const StepParts& parts) {
   using T = opmath_t<scalar_t>;
   using P = Pack<scalar_t, VEC>;
   using Q = Pack<T, VEC>;
@@ -60,6 +64,10 @@ __device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int
       if (state.add_gates) add(gates + row + g * S);
     }
     Q c = read_pack<VEC>(c_prev + i);
+    if constexpr (kParts) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) add_parts(z[g], parts, row + g * S);
+    }
     P h, out;
     if (runs(p.lengths, b, t)) {
 #pragma unroll
@@ -94,8 +102,20 @@ __device__ __forceinline__ void step_forward_columns(const ForwardParams& p, int
 template <typename scalar_t>
 __global__ void __launch_bounds__(kStepThreads)
     step_forward_kernel(ForwardParams p, int64_t t, StepState state, bool packed) {
-  packed ? step_forward_columns<scalar_t, kStepVec>(p, t, state) : step_forward_columns<scalar_t, 1>(p, t, state);
+  packed ? step_forward_columns<scalar_t, kStepVec, false>(p, t, state, StepParts{})
+         : step_forward_columns<scalar_t, 1, false>(p, t, state, StepParts{});
 }
+
+// The forward step of a product in parts (float32 and float64 alone split theirs).
+template <typename scalar_t>
+__global__ void __launch_bounds__(kStepThreads)
+    step_forward_parts_kernel(ForwardParams p, int64_t t, StepState state, StepParts parts, bool packed) {
+  packed ? step_forward_columns<scalar_t, kStepVec, true>(p, t, state, parts)
+         : step_forward_columns<scalar_t, 1, true>(p, t, state, parts);
+}
+
+template <typename scalar_t>
+constexpr bool kSplitsForward = std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>;
 
 template <typename scalar_t, int VEC>
 __device__ __forceinline__ void step_backward_columns(const BackwardParams& p, int64_t t, const void* d_h_,
@@ -181,8 +201,8 @@ StepKernel step_kernel_of(void (*kernel)(Args...)) {
 
 }  // namespace
 
-cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, DType dtype,
-                                cudaStream_t stream) {
+cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepState& state, StepParts parts,
+                                DType dtype, cudaStream_t stream) {
   if (p.batch == 0) return cudaSuccess;
   const bool ran = dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
@@ -191,6 +211,12 @@ cudaError_t launch_step_forward(const ForwardParams& p, int64_t t, const StepSta
                                             {state.pre, math}, {state.bias, storage}, {state.h_prev, storage},
                                             {state.c_prev, math}, {state.h_next, storage}, {state.c_next, math}});
     const StepGeometry geo = step_geometry(p, packed);
+    if constexpr (kSplitsForward<scalar_t>) {
+      if (parts.count > 1) {
+        step_forward_parts_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, state, parts, packed);
+        return;
+      }
+    }
     step_forward_kernel<scalar_t><<<geo.grid, geo.block, 0, stream>>>(p, t, state, packed);
   });
   if (!ran) return cudaErrorNotSupported;
@@ -213,11 +239,14 @@ cudaError_t launch_step_backward(const BackwardParams& p, int64_t t, const void*
   return cudaGetLastError();
 }
 
-StepKernel step_kernel(DType dtype, bool forward) {
+StepKernel step_kernel(DType dtype, bool forward, bool parts) {
   StepKernel kernel{};
   dispatch(dtype, [&](auto tag) {
     using scalar_t = decltype(tag);
     kernel = forward ? step_kernel_of(step_forward_kernel<scalar_t>) : step_kernel_of(step_backward_kernel<scalar_t>);
+    if constexpr (kSplitsForward<scalar_t>) {
+      if (forward && parts) kernel = step_kernel_of(step_forward_parts_kernel<scalar_t>);
+    }
   });
   return kernel;
 }
