@@ -377,9 +377,8 @@ int64_t split_parts(int64_t parts, int64_t k) {
 }
 
 // The forward's h W_h^T (batch x state, state x 3 state) in 2 parts: float32 and float64 without
-// TF32, at most 2^20 outputs (on an H100, NOTES "Session 49": 256 x 1024 x 3072 and 512 x 512 x
-// 1536 in float32 49.2 and 28.9 µs whole, 45.1 and 24.6 in 2; nothing gained with TF32 or in the
-// half types, whose forward sums onto the input projection).
+// TF32, at most 2^20 outputs, where the parts measured faster (NOTES "Sessions 49" and "52");
+// TF32 and the half types, whose forward sums onto the input projection, gained nothing.
 int64_t forward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
   if (at::isReducedFloatingType(dtype) || cublas::tf32(dtype) || batch * 3 * state > (1 << 20)) return 1;
   return split_parts(2, state);
