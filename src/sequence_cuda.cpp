@@ -380,7 +380,7 @@ int64_t split_parts(int64_t parts, int64_t k) {
 // TF32, at most 2^20 outputs, where the parts measured faster (NOTES "Sessions 49" and "52");
 // TF32 and the half types, whose forward sums onto the input projection, gained nothing.
 int64_t forward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
-  if (at::isReducedFloatingType(dtype) || cublas::tf32(dtype) || batch * 3 * state > (1 << 20)) return 1;
+  if (batch == 0 || at::isReducedFloatingType(dtype) || cublas::tf32(dtype) || batch * 3 * state > (1 << 20)) return 1;
   return split_parts(2, state);
 }
 
@@ -454,14 +454,16 @@ void cuda_forward(ForwardRecurrence& r) {
 }
 
 // The parts of the backward step's product d_gates W_h (batch x 3 state, 3 state x state), split
-// over its k (split-K): at a batch up to 256 its output is a few of cuBLAS's tiles, which leave
-// most multiprocessors idle, and the parts fill more of them; the step kernel reads every part.
-// Measured on an H100 (NOTES "Session 49"): 256 x 3072 x 1024 takes 7.4 µs whole in bfloat16, 5.7
-// in 4 parts, float32 43.7 against 38.4 in 8; at 2048 x 256 bfloat16 two parts were slower, at 512
-// x 768 four gained nothing. (float64 splits as float32 does, which lets the tests check the parts
-// exactly.)
+// over its k (split-K): at a small batch its output is a few of cuBLAS's tiles, which leave most
+// multiprocessors idle, and the parts fill more of them; the step kernel reads every part. Up to
+// batch 256 the half types take 4 and float32 8; each doubling of the batch doubles the tiles and
+// halves the parts (NOTES "Sessions 49" and "53"). (float64 splits as float32 does, which lets the
+// tests check the parts exactly.)
 int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
-  return batch > 0 && batch <= 256 ? split_parts(at::isReducedFloatingType(dtype) ? 4 : 8, 3 * state) : 1;
+  if (batch == 0) return 1;
+  int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
+  for (int64_t rows = 256; rows < batch && parts > 1; rows *= 2) parts /= 2;
+  return split_parts(parts, 3 * state);
 }
 
 void cuda_backward(BackwardRecurrence& r) {

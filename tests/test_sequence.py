@@ -815,16 +815,17 @@ def test_step_path_with_tf32_products(monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
 def test_step_path_backward_product_in_parts(dtype, monkeypatch):
     """Split-K on the step path: from state 176 the backward's product d_gates W_h runs in parts
-    over its k (2 at state 176, 4 at 352, 8 at 704 but 4 for the half types), which the next step
-    sums, rows past their length carrying grad_h_n; at state 704 the forward's h W_h^T runs in 2
-    in float32 and float64. With mixed lengths (0 and the whole among them) and without, float64
-    matches the reference and the others stay as close to float64's as an eager loop's; the step
-    loop's CUDA graphs replay with parts; gradcheck holds in parts."""
+    over its k (2 at state 176, 4 at 352, 8 at 704 but 4 for the half types; at batch 300 and
+    state 352, 4 from float32's halved 8 and 2 for the half types), which the next step sums, rows
+    past their length carrying grad_h_n; at state 704 the forward's h W_h^T runs in 2 in float32
+    and float64. With mixed lengths (0 and the whole among them) and without, float64 matches the
+    reference and the others stay as close to float64's as an eager loop's; the step loop's CUDA
+    graphs replay with parts; gradcheck holds in parts."""
     monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
-    for i, state in enumerate((176, 352, 704)):
-        args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(5, 3, 4, state, device="cuda", seed=30 + i)]
+    for i, (batch, state) in enumerate(((3, 176), (3, 352), (3, 704), (300, 352))):
+        args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(5, batch, 4, state, device="cuda", seed=30 + i)]
         exact = [a.detach().double().requires_grad_() for a in args]
-        for lengths in (torch.tensor([5, 0, 2]), None):
+        for lengths in (torch.tensor([5, 0, 2] + [4] * (batch - 3)), None):
             if dtype == torch.float64:
                 assert_matches(args, lengths=lengths)
                 continue
