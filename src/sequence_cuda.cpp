@@ -456,13 +456,14 @@ void cuda_forward(ForwardRecurrence& r) {
 // The parts of the backward step's product d_gates W_h (batch x 3 state, 3 state x state), split
 // over its k (split-K): at a small batch its output is a few of cuBLAS's tiles, which leave most
 // multiprocessors idle, and the parts fill more of them; the step kernel reads every part. Up to
-// batch 256 the half types take 4 and float32 8; each doubling of the batch doubles the tiles and
-// halves the parts (NOTES "Sessions 49" and "53"). (float64 splits as float32 does, which lets the
-// tests check the parts exactly.)
+// batch 256 the half types ask for 4 and float32 for 8; each doubling of the batch past it doubles
+// the tiles and halves the count asked for, and TF32, whose parts there were no faster, takes one
+// (NOTES "Sessions 49" and "53"). (float64 splits as float32 does, which lets the tests check the
+// parts exactly.)
 int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
   if (batch == 0) return 1;
   int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
-  for (int64_t rows = 256; rows < batch && parts > 1; rows *= 2) parts /= 2;
+  for (int64_t rows = 256; rows < batch && parts > 1; rows *= 2) parts = cublas::tf32(dtype) ? 1 : parts / 2;
   return split_parts(parts, 3 * state);
 }
 

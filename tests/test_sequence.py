@@ -832,7 +832,7 @@ def test_step_path_backward_product_in_parts(dtype, monkeypatch):
             ours, eager = run(lltm_sequence, args, lengths=lengths), run(reference_lltm_sequence, args, lengths=lengths)
             reference = run(reference_lltm_sequence, exact, lengths=lengths)
             for name, a, e, x in zip(NAMES, ours, eager, reference):
-                assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, (state, name)
+                assert rel_err(a, x) <= 2 * rel_err(e, x) + 1e-5, (batch, state, name)
     if dtype == torch.float64:  # the graphs' replays with parts: 2 periods of 8 steps a direction at T = 17
         args = make_sequence(17, 3, 4, 704, device="cuda", seed=34)
         calls = runtime_calls(lambda: assert_matches(args))
