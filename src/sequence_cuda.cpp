@@ -461,9 +461,9 @@ void cuda_forward(ForwardRecurrence& r) {
 // (NOTES "Sessions 49" and "53"). (float64 splits as float32 does, which lets the tests check the
 // parts exactly.)
 int64_t backward_parts(at::ScalarType dtype, int64_t batch, int64_t state) {
-  if (batch == 0) return 1;
+  if (batch == 0 || (batch > 256 && cublas::tf32(dtype))) return 1;
   int64_t parts = at::isReducedFloatingType(dtype) ? 4 : 8;
-  for (int64_t rows = 256; rows < batch && parts > 1; rows *= 2) parts = cublas::tf32(dtype) ? 1 : parts / 2;
+  for (int64_t rows = 256; rows < batch && parts > 1; rows *= 2) parts /= 2;
   return split_parts(parts, 3 * state);
 }
 
