@@ -4,8 +4,9 @@ under no_grad and forward + backward, T = 64, the median of 15 samples of 5 back
 A base is a git revision or a directory holding a tree's lltm_jit/ and src/ (what `git archive REV
 lltm_jit src` unpacks to: the device's copy of the repository holds one commit, so older bases
 travel as such directories). `--env NAME=VALUE` adds a row of the working tree with that variable
-set (as LLTM_JIT_STEP_GRAPHS=0). Each round's lines go out as they come; at the end a table has
-every row's medians of each round and its least over the first base's.
+set (as LLTM_JIT_STEP_GRAPHS=0; several, comma-separated, in one row). Each round's lines go out as
+they come; at the end a table has every row's medians of each round and its least over the first
+base's.
 
     PYTHONPATH=. python3 -m benchmarks.ab --base HEAD~1 --sizes 256x512x1024:bfloat16 --env LLTM_JIT_STEP_GRAPHS=0
 """
@@ -46,7 +47,7 @@ def main():
     parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated; "
                         "BxFxS:dtype:dx times the input's gradient too, as bench.py does")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE: a row of the tree with it set")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE[,NAME=VALUE]: a row of the tree with them set")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         trees = {}
@@ -62,7 +63,8 @@ def main():
                                      capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", str(trees[label])], input=archive, check=True)
         trees["new"] = ROOT
-        rows = [(label, {}) for label in trees] + [(f"new {e}", dict([e.split("=", 1)])) for e in args.env]
+        rows = [(label, {}) for label in trees] + [(f"new {e}", dict(pair.split("=", 1) for pair in e.split(",")))
+                                                          for e in args.env]
 
         def env(label, extra):
             tree = trees[label.split()[0]]
