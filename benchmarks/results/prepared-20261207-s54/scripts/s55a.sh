@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Prepared in session 54 (no device machine was lent; not run): the step path's products beside
-# its loops (beside.patch, over main 5ae398a, applied here to the device's copy; the tree before it
-# is the base). LLTM_JIT_BESIDE=N runs the backward's d_input and d_weights in chunks of N periods
-# on a stream of their own as the loop finishes them, and float32's input projection a chunk ahead
-# of the forward's loop; LLTM_JIT_BESIDE_HIGH=0 leaves the loops on the caller's stream (else one
-# at the greatest priority; the products' stream has CUDA's least, the default, so with it off
+# Prepared in session 54 (no device machine was lent; not run): the step path's products beside its
+# loops (beside.patch, over main 5ae398a, applied here to the device's copy; the tree before it is
+# the base). LLTM_JIT_BESIDE=N runs the backward's d_input, d_weights and d_bias in chunks of N
+# periods on a stream of their own as the loop finishes them, and float32's input projection a chunk
+# ahead of the forward's loop; LLTM_JIT_BESIDE_HIGH=0 leaves the loops on the caller's stream (else
+# one at the greatest priority; the products' stream has CUDA's least, the default, so with it off
 # neither goes first); LLTM_JIT_BESIDE_SMS=66 asks cuBLAS to plan the backward's products for 66
 # multiprocessors. ~6 min on any GPU. Run from the repository root of an unpatched main.
 # Predicted: the tests pass; 256x512x1024 bf16 fwd+bwd 0.85-0.92 of main with the products beside
