@@ -6,13 +6,13 @@
 # ahead of the forward's loop; LLTM_JIT_BESIDE_HIGH=0 leaves the loops on the caller's stream (else
 # one at the greatest priority; the products' stream has CUDA's least, the default, so with it off
 # neither goes first); LLTM_JIT_BESIDE_SMS=66 asks cuBLAS to plan the backward's products for 66
-# multiprocessors. Then the step path's CUDA tests with and without it, and one call's kernels by stream
-# (beside_timeline.py). ~7 min on any GPU. Run from the repository root of an unpatched main.
+# multiprocessors. Then the step path's CUDA tests with and without it, and one call's kernels by
+# stream (beside_timeline.py). ~7 min on any GPU. Run from the repository root of an unpatched main.
 # Predicted: the tests pass; 256x512x1024 bf16 fwd+bwd 0.85-0.92 of main with the products beside
 # (~200-300 of their ~340 us hidden in the backward loop's ~620, that loop ~5% slower for them);
 # float32 and TF32 less (their loops are busier), their forwards 0.95-1.00; the bf16 forward 1.00
-# (the streamed kernel, unchanged). The timeline: the backward's step ~9.8 us alone and at most ~10.5
-# beside, the products' stream busy ~300 us, nearly all inside the loop's span.
+# (the streamed kernel, unchanged). The timeline: the backward's step ~9.8 us alone and at most
+# ~10.5 beside, the products' stream busy ~300 us, nearly all inside the loop's span.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 HERE=$PWD/benchmarks/results/prepared-20261207-s54/scripts
@@ -29,8 +29,8 @@ export LLTM_JIT_CACHE_DIR=/tmp/cache-new
 timeout 120 python3 -m pytest -q -p no:cacheprovider -k "step_path or beside" tests/test_sequence.py \
   > $OUT/a-tests.txt 2>&1
 echo "tests rc=$? at ${SECONDS}s"; tail -n 5 $OUT/a-tests.txt | grep -E "FAILED|ERROR|passed|failed"
-LLTM_JIT_BESIDE=1 timeout 60 python3 -m pytest -q -p no:cacheprovider -k "(step_path or parts or lengths) and not cpu" \
-  tests/test_sequence.py > $OUT/a-tests-beside.txt 2>&1
+LLTM_JIT_BESIDE=1 timeout 60 python3 -m pytest -q -p no:cacheprovider \
+  -k "(step_path or parts or lengths) and not cpu" tests/test_sequence.py > $OUT/a-tests-beside.txt 2>&1
 echo "tests with LLTM_JIT_BESIDE=1 rc=$? at ${SECONDS}s"
 tail -n 5 $OUT/a-tests-beside.txt | grep -E "FAILED|ERROR|passed|failed"
 timeout 60 python3 $HERE/beside_timeline.py 256x512x1024:bfloat16 0 1 2 > $OUT/a-timeline.txt 2>&1
