@@ -19,7 +19,7 @@ HERE=$PWD/benchmarks/results/prepared-20261207-s54/scripts
 bash benchmarks/device_env.sh > $OUT/a-env.txt 2>&1; head -2 $OUT/a-env.txt
 rm -rf /tmp/base && mkdir /tmp/base && cp -r lltm_jit src /tmp/base/
 patch -s -p1 < $HERE/beside.patch || { echo 'beside.patch does not apply'; exit 1; }
-timeout 300 python3 -m benchmarks.ab --base /tmp/base --rounds 3 \
+timeout 260 python3 -m benchmarks.ab --base /tmp/base --rounds 3 \
   --sizes 256x512x1024:bfloat16:dx,256x512x1024:float32:dx,256x512x1024:tf32:dx \
   --env LLTM_JIT_BESIDE=1 --env LLTM_JIT_BESIDE=2 --env LLTM_JIT_BESIDE=1,LLTM_JIT_BESIDE_HIGH=0 \
   --env LLTM_JIT_BESIDE=1,LLTM_JIT_BESIDE_SMS=66 > $OUT/a-ab.txt 2>&1
@@ -29,10 +29,12 @@ export LLTM_JIT_CACHE_DIR=/tmp/cache-new
 timeout 120 python3 -m pytest -q -p no:cacheprovider -k "step_path or beside" tests/test_sequence.py \
   > $OUT/a-tests.txt 2>&1
 echo "tests rc=$? at ${SECONDS}s"; tail -n 5 $OUT/a-tests.txt | grep -E "FAILED|ERROR|passed|failed"
-LLTM_JIT_BESIDE=1 timeout 60 python3 -m pytest -q -p no:cacheprovider \
-  -k "(step_path or parts or lengths) and not cpu" tests/test_sequence.py > $OUT/a-tests-beside.txt 2>&1
+LLTM_JIT_BESIDE=1 timeout 60 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_sequence.py \
+  -k "(step_path or parts or lengths) and not cpu and not tensor_cores and not gradcheck" \
+  > $OUT/a-tests-beside.txt 2>&1
 echo "tests with LLTM_JIT_BESIDE=1 rc=$? at ${SECONDS}s"
 tail -n 5 $OUT/a-tests-beside.txt | grep -E "FAILED|ERROR|passed|failed"
 timeout 60 python3 $HERE/beside_timeline.py 256x512x1024:bfloat16 0 1 2 > $OUT/a-timeline.txt 2>&1
+echo "timeline bf16 rc=$? at ${SECONDS}s"
 timeout 50 python3 $HERE/beside_timeline.py 256x512x1024:tf32 0 1 >> $OUT/a-timeline.txt 2>&1
-echo "timeline rc=$? at ${SECONDS}s"; grep -v Warn $OUT/a-timeline.txt | head -40
+echo "timeline tf32 rc=$? at ${SECONDS}s"; grep -v Warn $OUT/a-timeline.txt | head -40
