@@ -47,7 +47,8 @@ def main():
     parser.add_argument("--sizes", required=True, help="BxFxS:dtype (tf32: float32 with TF32 products), comma-separated; "
                         "BxFxS:dtype:dx times the input's gradient too, as bench.py does")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE[,NAME=VALUE]: a row of the tree with them set")
+    parser.add_argument("--env", action="append", default=[],
+                        help="NAME=VALUE[,NAME=VALUE]: a row of the tree with them set")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         trees = {}
@@ -63,8 +64,8 @@ def main():
                                      capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", str(trees[label])], input=archive, check=True)
         trees["new"] = ROOT
-        rows = [(label, {}) for label in trees] + [(f"new {e}", dict(pair.split("=", 1) for pair in e.split(",")))
-                                                          for e in args.env]
+        with_env = [(f"new {e}", dict(pair.split("=", 1) for pair in e.split(","))) for e in args.env]
+        rows = [(label, {}) for label in trees] + with_env
 
         def env(label, extra):
             tree = trees[label.split()[0]]

@@ -823,7 +823,8 @@ def test_step_path_backward_product_in_parts(dtype, monkeypatch):
     graphs replay with parts; gradcheck holds in parts."""
     monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
     for i, (batch, state) in enumerate(((3, 176), (3, 352), (3, 704), (300, 352))):
-        args = [a.detach().to(dtype).requires_grad_() for a in make_sequence(5, batch, 4, state, device="cuda", seed=30 + i)]
+        sequence = make_sequence(5, batch, 4, state, device="cuda", seed=30 + i)
+        args = [a.detach().to(dtype).requires_grad_() for a in sequence]
         exact = [a.detach().double().requires_grad_() for a in args]
         for lengths in (torch.tensor([5, 0, 2] + [4] * (batch - 3)), None):
             if dtype == torch.float64:
