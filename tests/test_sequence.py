@@ -195,6 +195,37 @@ def test_initial_state_parts_default_to_zeros(device):
         assert torch.autograd.gradcheck(lambda *a: op(*a, lengths)[:3], small)
 
 
+@pytest.mark.parametrize("kernel", ["default", "step"])
+def test_output_gradient_of_any_layout(device, kernel, monkeypatch):
+    """The backward takes the output's gradient in any layout, as the kernels read it through its
+    strides: contiguous, expanded as a sum's is, with time and batch swapped, with strided columns
+    and one element off its allocation's alignment, each matches the reference in float64, with
+    lengths and without, on the persistent kernels and the step path alike."""
+    if kernel == "step":
+        if device != "cuda":
+            pytest.skip("the step path is the CUDA sequence op's")
+        monkeypatch.setenv("LLTM_JIT_SEQUENCE_KERNEL", "step")
+    T, B, S = 5, 3, 8
+    args = [a.detach().requires_grad_() for a in make_sequence(T, B, 4, S, device=device, seed=40)]
+    gen = torch.Generator().manual_seed(41)
+    values = torch.randn(T * B * 2 * S + 1, generator=gen, dtype=torch.float64).to(device)
+    layouts = {
+        "contiguous": values[:T * B * S].view(T, B, S),
+        "expanded": values[:S].expand(T, B, S),
+        "time and batch swapped": values[:T * B * S].view(B, T, S).transpose(0, 1),
+        "strided columns": values[:T * B * 2 * S].view(T, B, 2 * S)[..., ::2],
+        "off its alignment": values[1:T * B * S + 1].view(T, B, S),
+    }
+    for lengths in (None, torch.tensor([5, 2, 4])):
+        for name, grad in layouts.items():
+            grads = []
+            for fn in (lltm_sequence, reference_lltm_sequence):
+                output, _ = fn(args[0], args[1], args[2], (args[3], args[4]), lengths=lengths)
+                grads.append(torch.autograd.grad(output, args, grad))
+            for a, b in zip(*grads):
+                assert rel_err(a, b) < 1e-10, (name, lengths)
+
+
 def persistent(device):
     """Whether the CUDA persistent kernels run (at sizes where they fit)."""
     return device == "cuda" and os.environ.get("LLTM_JIT_SEQUENCE_KERNEL") != "step"
